@@ -1,0 +1,1 @@
+// Anchor translation unit for the precompiled torch header (see CMakeLists.txt).

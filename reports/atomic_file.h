@@ -1,0 +1,16 @@
+// Writes a whole file so that readers only ever see the old or the new content: the text goes
+// to a temporary file in the same directory, is flushed to disk, then renamed over the target.
+#pragma once
+
+#include <string>
+
+namespace dyno {
+
+void write_file_atomically(const std::string& path, const std::string& content);
+
+// Appends one line and flushes it to disk before returning (journals).
+void append_line_durably(const std::string& path, const std::string& line);
+
+std::string read_file(const std::string& path);
+
+}  // namespace dyno

@@ -1,0 +1,46 @@
+// Knob: the single declaration of one RunConfig field (name, type, default, valid values, one-line
+// description, and how to read and write it). Parsing, `--set key=value`, `dyno knobs`,
+// validation, the report and the tuner's search space are all driven by the table of knobs.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dyno {
+
+struct RunConfig;
+
+enum class KnobType { Integer, Real, Boolean, Choice, Text };
+
+std::string to_string(KnobType type);
+
+struct Knob {
+  std::string name;
+  KnobType type = KnobType::Integer;
+  std::string description;
+  double min_value = 0;  // Integer and Real: inclusive range
+  double max_value = 0;
+  std::vector<std::string> choices;  // Choice: the valid values
+  bool tunable = false;              // may appear on a tuner's search axis
+  std::function<nlohmann::json(const RunConfig&)> get;
+  std::function<void(RunConfig&, const nlohmann::json&)> assign;  // value already validated
+
+  nlohmann::json default_value() const;
+  // Human text for the valid values: "one of off, fp16, bf16", "an integer in [1, 64]", ...
+  std::string valid_text() const;
+  // Parses command-line text ("true", "3", "bf16") into a JSON value of this knob's type.
+  nlohmann::json parse_text(const std::string& text) const;
+  // Throws UserError("config", "<name>: <value> is not <valid>") when the value is not valid.
+  void validate(const nlohmann::json& value) const;
+};
+
+const std::vector<Knob>& all_knobs();
+// nullptr when no knob has that name.
+const Knob* find_knob(const std::string& name);
+// Like find_knob, but throws a UserError that lists the known names.
+const Knob& knob_or_throw(const std::string& name, const std::string& where = "config");
+
+}  // namespace dyno

@@ -1,0 +1,186 @@
+#include "reports/run_config.h"
+
+#include <cmath>
+#include <limits>
+
+#include "reports/knob.h"
+#include "reports/user_error.h"
+
+namespace dyno {
+namespace {
+
+constexpr double kNoMax = 1e15;
+
+template <typename Field>
+Knob make_knob(std::string name, KnobType type, Field RunConfig::*member, std::string description) {
+  Knob knob;
+  knob.name = std::move(name);
+  knob.type = type;
+  knob.description = std::move(description);
+  knob.get = [member](const RunConfig& c) { return nlohmann::json(c.*member); };
+  knob.assign = [member](RunConfig& c, const nlohmann::json& v) { c.*member = v.get<Field>(); };
+  return knob;
+}
+
+template <typename Field>
+Knob make_ddp_knob(std::string name, KnobType type, Field DdpConfig::*member, std::string description) {
+  Knob knob;
+  knob.name = "ddp." + std::move(name);
+  knob.type = type;
+  knob.description = std::move(description);
+  knob.get = [member](const RunConfig& c) { return nlohmann::json(c.ddp.*member); };
+  knob.assign = [member](RunConfig& c, const nlohmann::json& v) { c.ddp.*member = v.get<Field>(); };
+  return knob;
+}
+
+Knob ranged(Knob knob, double lo, double hi, bool tunable = false) {
+  knob.min_value = lo;
+  knob.max_value = hi;
+  knob.tunable = tunable;
+  return knob;
+}
+
+Knob choice(Knob knob, std::vector<std::string> choices, bool tunable = false) {
+  knob.choices = std::move(choices);
+  knob.tunable = tunable;
+  return knob;
+}
+
+Knob tunable(Knob knob) {
+  knob.tunable = true;
+  return knob;
+}
+
+std::vector<Knob> build_table() {
+  using K = KnobType;
+  using C = RunConfig;
+  std::vector<Knob> t;
+  // What to run.
+  t.push_back(make_knob("workload", K::Text, &C::workload, "reference workload to train (see `dyno workloads`)"));
+  t.push_back(choice(make_knob("size", K::Choice, &C::size, "data set size: full, small (~10%), tiny (for tests)"),
+                     {"full", "small", "tiny"}));
+  t.push_back(choice(make_knob("device", K::Choice, &C::device, "device to train on"), {"cpu", "cuda"}));
+  t.push_back(ranged(make_knob("seed", K::Integer, &C::seed, "seed for initialisation, shuffling and dropout"), 0, 4294967295.0));
+  // Stop rules.
+  t.push_back(ranged(make_knob("epochs", K::Integer, &C::epochs, "maximum epochs; 0 = the workload's recipe"), 0, 100000));
+  t.push_back(ranged(make_knob("max_steps", K::Integer, &C::max_steps, "maximum optimizer steps; 0 = no limit"), 0, kNoMax));
+  t.push_back(ranged(make_knob("time_limit_s", K::Real, &C::time_limit_s, "stop training after this many seconds; 0 = no limit"), 0, kNoMax));
+  t.push_back(make_knob("stop_at_target", K::Boolean, &C::stop_at_target, "stop as soon as the evaluation metric reaches the workload's target"));
+  t.push_back(ranged(make_knob("plateau_patience", K::Integer, &C::plateau_patience, "stop after this many evaluations without improvement; 0 = off"), 0, 100000));
+  t.push_back(ranged(make_knob("eval_every_steps", K::Integer, &C::eval_every_steps, "evaluate every N optimizer steps; 0 = once per epoch"), 0, kNoMax));
+  // Measurement.
+  t.push_back(ranged(make_knob("warmup_steps", K::Integer, &C::warmup_steps, "steps excluded from throughput and phase times"), 0, kNoMax));
+  t.push_back(ranged(make_knob("log_every_steps", K::Integer, &C::log_every_steps, "steps between loss samples (and progress lines)"), 1, kNoMax));
+  // Data pipeline.
+  t.push_back(ranged(make_knob("num_workers", K::Integer, &C::num_workers, "batch-producing threads; 0 = in the training thread"), 0, 64, true));
+  t.push_back(ranged(make_knob("prefetch", K::Integer, &C::prefetch, "batches each worker may prepare ahead (bounded queue)"), 1, 64, true));
+  t.push_back(tunable(make_knob("pin_memory", K::Boolean, &C::pin_memory, "page-locked host batches and non-blocking copies (cuda)")));
+  // Batch and learning rate.
+  t.push_back(ranged(make_knob("batch_size", K::Integer, &C::batch_size, "samples per micro-batch"), 1, 1 << 20, true));
+  t.push_back(choice(make_knob("lr_scaling", K::Choice, &C::lr_scaling, "scale the recipe LR with effective batch / recipe batch"),
+                     {"none", "linear", "sqrt"}, true));
+  t.push_back(ranged(make_knob("grad_accum_steps", K::Integer, &C::grad_accum_steps, "micro-batches accumulated per optimizer step"), 1, 4096, true));
+  t.push_back(ranged(make_knob("lr", K::Real, &C::lr, "base learning rate; 0 = the workload's recipe"), 0, 100));
+  t.back().tunable = true;
+  t.push_back(choice(make_knob("optimizer", K::Choice, &C::optimizer, "optimizer; auto = the workload's recipe"),
+                     {"auto", "sgd", "adamw"}, true));
+  t.push_back(choice(make_knob("schedule", K::Choice, &C::schedule, "LR schedule; auto = the workload's recipe"),
+                     {"auto", "constant", "cosine", "onecycle"}, true));
+  t.push_back(ranged(make_knob("clip_grad_norm", K::Real, &C::clip_grad_norm, "clip the global gradient norm to this; 0 = off"), 0, 1e6));
+  t.back().tunable = true;
+  // Numerics and kernels.
+  t.push_back(choice(make_knob("amp", K::Choice, &C::amp, "mixed precision: fp16 (cuda, with gradient scaler) or bf16"),
+                     {"off", "fp16", "bf16"}, true));
+  t.push_back(tunable(make_knob("cudnn_benchmark", K::Boolean, &C::cudnn_benchmark, "let cuDNN time and pick conv algorithms (cuda)")));
+  t.push_back(tunable(make_knob("tf32", K::Boolean, &C::tf32, "allow TF32 in matmul and conv (cuda)")));
+  t.push_back(make_knob("deterministic", K::Boolean, &C::deterministic, "use only deterministic algorithms"));
+  t.push_back(tunable(make_knob("set_to_none", K::Boolean, &C::set_to_none, "zero_grad frees gradients instead of zero-filling")));
+  t.push_back(ranged(make_knob("threads", K::Integer, &C::threads, "intra-op threads; 0 = LibTorch's default"), 0, 1024, true));
+  t.push_back(tunable(make_knob("channels_last", K::Boolean, &C::channels_last, "NHWC memory format for conv models")));
+  t.push_back(tunable(make_knob("checkpointing", K::Boolean, &C::checkpointing, "recompute model segments' activations in backward")));
+  // Training state.
+  t.push_back(make_knob("save_state", K::Text, &C::save_state, "file to save the full training state to; empty = none"));
+  t.push_back(ranged(make_knob("save_every_steps", K::Integer, &C::save_every_steps, "save the state every N steps; 0 = at the end only"), 0, kNoMax));
+  t.push_back(make_knob("resume_state", K::Text, &C::resume_state, "file to resume the training state from; empty = start fresh"));
+  // Testing options.
+  t.push_back(choice(make_knob("inject_fault", K::Choice, &C::inject_fault, "testing: misbehave at inject_fault_at_step"),
+                     {"none", "crash", "abort", "hang", "nan", "oom"}));
+  t.push_back(ranged(make_knob("inject_fault_at_step", K::Integer, &C::inject_fault_at_step, "testing: step at which inject_fault fires"), 0, kNoMax));
+  t.push_back(ranged(make_knob("slowdown_percent", K::Real, &C::slowdown_percent, "testing: add this % of the step's own time to each step (calibrated slowdown)"), 0, 1000));
+  // Distributed data parallel.
+  t.push_back(ranged(make_ddp_knob("world_size", K::Integer, &DdpConfig::world_size, "data-parallel ranks"), 1, 4096, true));
+  t.push_back(choice(make_ddp_knob("backend", K::Choice, &DdpConfig::backend, "c10d backend: gloo (cpu) or nccl (cuda)"), {"gloo", "nccl"}, true));
+  t.push_back(ranged(make_ddp_knob("bucket_cap_mb", K::Real, &DdpConfig::bucket_cap_mb, "gradient bucket size in MiB"), 0.01, 4096));
+  t.back().tunable = true;
+  t.push_back(tunable(make_ddp_knob("gradient_as_bucket_view", K::Boolean, &DdpConfig::gradient_as_bucket_view, "gradients are views into the buckets")));
+  t.push_back(choice(make_ddp_knob("comm_hook", K::Choice, &DdpConfig::comm_hook, "gradient compression before all-reduce"), {"none", "fp16", "bf16"}, true));
+  t.push_back(tunable(make_ddp_knob("broadcast_buffers", K::Boolean, &DdpConfig::broadcast_buffers, "broadcast buffers (BatchNorm stats) from rank 0 each step")));
+  return t;
+}
+
+}  // namespace
+
+const std::vector<Knob>& all_knobs() {
+  static const std::vector<Knob> table = build_table();
+  return table;
+}
+
+nlohmann::json to_json(const RunConfig& config) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& knob : all_knobs()) j[knob.name] = knob.get(config);
+  return j;
+}
+
+void set_knob(RunConfig& config, const std::string& name, const nlohmann::json& value) {
+  const Knob& knob = knob_or_throw(name);
+  knob.validate(value);
+  knob.assign(config, value);
+}
+
+RunConfig config_from_json(const nlohmann::json& json, RunConfig base) {
+  if (!json.is_object())
+    throw UserError("config", "expected a JSON object of knob names to values, got " + std::string(json.type_name()));
+  for (const auto& [name, value] : json.items()) {
+    if (name == "ddp" && value.is_object()) {  // nested form {"ddp": {"world_size": 2}}
+      for (const auto& [sub, v] : value.items()) set_knob(base, "ddp." + sub, v);
+      continue;
+    }
+    set_knob(base, name, value);
+  }
+  return base;
+}
+
+void apply_setting(RunConfig& config, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UserError("config", "--set expects key=value, got '" + assignment + "'");
+  std::string name = assignment.substr(0, eq);
+  const Knob& knob = knob_or_throw(name);
+  set_knob(config, name, knob.parse_text(assignment.substr(eq + 1)));
+}
+
+void validate_combination(const RunConfig& c) {
+  auto needs_cuda = [&](bool used, const std::string& what) {
+    if (used && c.device != "cuda")
+      throw UserError("config", what + " needs device=cuda (device is '" + c.device + "')");
+  };
+  needs_cuda(c.amp == "fp16", "amp: 'fp16'");
+  needs_cuda(c.pin_memory, "pin_memory: true");
+  needs_cuda(c.cudnn_benchmark, "cudnn_benchmark: true");
+  needs_cuda(c.tf32, "tf32: true");
+  needs_cuda(c.ddp.backend == "nccl" && c.ddp.world_size > 1, "ddp.backend: 'nccl'");
+  if (c.deterministic && c.cudnn_benchmark)
+    throw UserError("config", "cudnn_benchmark: true conflicts with deterministic: true; set one of them to false");
+  if (c.inject_fault != "none" && c.inject_fault_at_step < 1)
+    throw UserError("config", "inject_fault_at_step: " + std::to_string(c.inject_fault_at_step) +
+                                  " is not valid with inject_fault='" + c.inject_fault + "'; give a step >= 1");
+  if (!c.resume_state.empty() && c.resume_state == c.save_state && c.save_every_steps == 0) {
+    // Allowed: resume and overwrite at the end.
+  }
+}
+
+int64_t effective_batch_size(const RunConfig& config) {
+  return config.batch_size * config.grad_accum_steps * config.ddp.world_size;
+}
+
+}  // namespace dyno

@@ -1,0 +1,17 @@
+// UserError: an error caused by what the user gave (a config value, a file, a flag), as opposed
+// to a bug. Its message always says where ("[config]", "[data]", ...), which value, and what
+// would be valid; the CLI prints it without a stack trace and exits with status 2.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace dyno {
+
+class UserError : public std::runtime_error {
+ public:
+  UserError(const std::string& where, const std::string& message)
+      : std::runtime_error("[" + where + "] " + message) {}
+};
+
+}  // namespace dyno

@@ -1,0 +1,162 @@
+#include "suite/cli/commands.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "reports/atomic_file.h"
+#include "reports/knob.h"
+#include "reports/run_config.h"
+#include "reports/run_report.h"
+#include "reports/user_error.h"
+#include "suite/engine.h"
+#include "suite/environment.h"
+#include "workloads/workload.h"
+
+namespace dyno {
+namespace {
+
+std::map<const CLI::App*, std::function<int()>>& handlers() {
+  static std::map<const CLI::App*, std::function<int()>> table;
+  return table;
+}
+
+struct TrainArgs {
+  std::string workload;
+  std::string config_path;
+  std::vector<std::string> settings;
+  std::string out;
+  bool progress = false;
+  bool no_progress = false;
+  bool json = false;
+};
+
+std::string default_out(const std::string& workload) {
+  std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return "runs/" + workload + "-" + stamp + ".json";
+}
+
+RunConfig build_config(const std::string& config_path, const std::string& workload, const std::vector<std::string>& settings) {
+  RunConfig config;
+  if (!config_path.empty()) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(read_file(config_path));
+    } catch (const nlohmann::json::parse_error& e) {
+      throw UserError("config", "'" + config_path + "' is not valid JSON: " + e.what());
+    }
+    // A run report or tuner best-config may be given directly: take its "config" block.
+    if (j.contains("config") && j["config"].is_object() && j.contains("schema_version")) j = j["config"];
+    config = config_from_json(j);
+  }
+  if (!workload.empty()) config.workload = workload;
+  for (const auto& s : settings) apply_setting(config, s);
+  return config;
+}
+
+void print_summary(const RunReport& r, const std::string& path) {
+  const auto& s = r.summary;
+  std::printf("outcome           %s%s%s\n", r.outcome.c_str(), r.outcome_reason.empty() ? "" : ": ", r.outcome_reason.c_str());
+  std::printf("%-17s %.1f (spread %.1f%%)\n", (s.throughput_unit + "/s").c_str(), s.samples_per_second, 100 * s.samples_per_second_spread);
+  std::printf("%-17s %.4f (target %.4f, %s)\n", s.metric_name.c_str(), s.final_metric, s.target, s.target_reached ? "reached" : "not reached");
+  if (s.time_to_target_s) std::printf("time to target    %.1f s\n", *s.time_to_target_s);
+  else std::printf("time to target    null\n");
+  std::printf("steps             %lld (%.2f epochs, stop: %s)\n", static_cast<long long>(s.steps), s.epochs, s.stop_reason.c_str());
+  std::printf("wall time         %.1f s\n", s.wall_time_s);
+  std::printf("peak memory       %.1f MiB (%s)\n", static_cast<double>(s.peak_memory_bytes) / (1 << 20), s.peak_memory_kind.c_str());
+  for (const auto& [name, p] : r.phases)
+    if (name != "eval") std::printf("  %-15s %8.3f ms/step %5.1f%%\n", name.c_str(), p.per_step_ms, 100 * p.fraction);
+  std::printf("report            %s\n", path.c_str());
+}
+
+}  // namespace
+
+std::string version_text() { return "dyno " + dyno_revision() + " (LibTorch " + libtorch_version() + ")"; }
+
+void add_train_command(CLI::App& app) {
+  auto args = std::make_shared<TrainArgs>();
+  auto* cmd = app.add_subcommand("train", "train one workload under one configuration and write its run report");
+  cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`)");
+  cmd->add_option("--config,-c", args->config_path, "JSON config (knob -> value); a run report or best-config.json also works");
+  cmd->add_option("--set,-s", args->settings, "knob=value, repeatable (see `dyno knobs`)")->take_all();
+  cmd->add_option("--out,-o", args->out, "report path (default runs/<workload>-<time>.json)");
+  cmd->add_flag("--progress", args->progress, "always show the progress line");
+  cmd->add_flag("--no-progress", args->no_progress, "never show the progress line");
+  cmd->add_flag("--json", args->json, "print the report JSON to stdout instead of the summary");
+  handlers()[cmd] = [args] {
+    RunConfig config = build_config(args->config_path, args->workload, args->settings);
+    EngineOptions options;
+    options.progress = !args->no_progress && (args->progress || ::isatty(STDERR_FILENO));
+    RunReport report = Engine(options).run(config);
+    const std::string out = args->out.empty() ? default_out(config.workload) : args->out;
+    write_report(out, report);
+    if (args->json) std::cout << to_json(report).dump(2) << "\n";
+    else print_summary(report, out);
+    return report.outcome == "ok" ? 0 : 3;
+  };
+}
+
+void add_list_commands(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  auto* workloads = app.add_subcommand("workloads", "list the built-in workloads");
+  workloads->add_flag("--json", *json, "machine-readable output");
+  handlers()[workloads] = [json] {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& w : all_workloads())
+      list.push_back({{"name", w.name}, {"description", w.description}, {"data", w.data_description},
+                      {"metric", w.metric_name}, {"higher_is_better", w.higher_is_better}, {"target", w.target},
+                      {"target_note", w.target_note}, {"throughput_unit", w.throughput_unit},
+                      {"recipe", {{"optimizer", w.recipe.optimizer}, {"lr", w.recipe.lr}, {"schedule", w.recipe.schedule},
+                                  {"epochs", w.recipe.epochs}, {"weight_decay", w.recipe.weight_decay}}}});
+    if (*json) {
+      std::cout << list.dump(2) << "\n";
+      return 0;
+    }
+    for (const auto& w : list)
+      std::cout << std::left << std::setw(19) << w["name"].get<std::string>() << w["description"].get<std::string>() << "\n"
+                << std::setw(19) << "" << "data: " << w["data"].get<std::string>() << "\n"
+                << std::setw(19) << "" << "target: " << w["metric"].get<std::string>()
+                << (w["higher_is_better"].get<bool>() ? " >= " : " <= ") << w["target"].get<double>() << " ("
+                << w["target_note"].get<std::string>() << ")\n";
+    return 0;
+  };
+  auto knobs_json = std::make_shared<bool>(false);
+  auto* knobs = app.add_subcommand("knobs", "list every configuration knob with its default and valid values");
+  knobs->add_flag("--json", *knobs_json, "machine-readable output");
+  handlers()[knobs] = [knobs_json] {
+    if (*knobs_json) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& k : all_knobs())
+        list.push_back({{"name", k.name}, {"type", to_string(k.type)}, {"default", k.default_value()}, {"valid", k.valid_text()},
+                        {"tunable", k.tunable}, {"description", k.description}});
+      std::cout << list.dump(2) << "\n";
+      return 0;
+    }
+    for (const auto& k : all_knobs())
+      std::cout << std::left << std::setw(26) << k.name << std::setw(15) << k.default_value().dump() << " " << k.description << " ("
+                << k.valid_text() << ")\n";
+    return 0;
+  };
+}
+
+int run_selected_command(CLI::App& app) {
+  for (auto* sub : app.get_subcommands()) {
+    auto it = handlers().find(sub);
+    if (it != handlers().end()) return it->second();
+  }
+  throw UserError("cli", "no subcommand given; see dyno --help");
+}
+
+}  // namespace dyno

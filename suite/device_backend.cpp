@@ -1,0 +1,52 @@
+#include "suite/device_backend.h"
+
+#include <ATen/Context.h>
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "reports/run_config.h"
+#include "reports/user_error.h"
+
+namespace dyno {
+namespace {
+
+std::string read_cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown cpu";
+}
+
+class CpuBackend : public DeviceBackend {
+ public:
+  c10::Device device() const override { return c10::Device(c10::kCPU); }
+  void synchronize() override {}
+  void reset_peak_memory() override {}  // VmHWM cannot be reset without privileges
+  int64_t peak_memory_bytes() override { return resident_set_peak_bytes(); }
+  std::string peak_memory_kind() const override { return "resident_set"; }
+  std::string device_name() override { return read_cpu_model(); }
+  void apply_flags(const RunConfig& config) override {
+    at::globalContext().setDeterministicAlgorithms(config.deterministic, /*warn_only=*/false);
+  }
+};
+
+}  // namespace
+
+int64_t resident_set_peak_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // reported in kB
+  return 0;
+}
+
+std::unique_ptr<DeviceBackend> make_device_backend(const std::string& device) {
+  if (device == "cpu") return std::make_unique<CpuBackend>();
+  if (device == "cuda") return make_cuda_backend();
+  throw UserError("config", "device: '" + device + "' is not one of cpu, cuda");
+}
+
+}  // namespace dyno

@@ -1,0 +1,39 @@
+// DeviceBackend: what the engine needs from a device beyond tensors: synchronisation at measured
+// boundaries, peak-memory figures, the device's name and its global flags. The CUDA back end
+// (suite/cuda/) is built whenever LibTorch has CUDA, and only used when device=cuda.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <c10/core/Device.h>
+
+namespace dyno {
+
+struct RunConfig;
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  virtual c10::Device device() const = 0;
+  virtual void synchronize() = 0;
+  virtual void reset_peak_memory() = 0;
+  virtual int64_t peak_memory_bytes() = 0;
+  virtual std::string peak_memory_kind() const = 0;
+  virtual std::string device_name() = 0;
+  // Applies cudnn_benchmark, tf32 and deterministic where the device has them.
+  virtual void apply_flags(const RunConfig& config) = 0;
+};
+
+// Throws UserError when the device is not available in this build or on this machine.
+std::unique_ptr<DeviceBackend> make_device_backend(const std::string& device);
+
+// Defined in suite/cuda/ (or suite/no_cuda/ for a CPU-only LibTorch).
+std::unique_ptr<DeviceBackend> make_cuda_backend();
+bool cuda_backend_compiled();
+
+// Resident-set high-water mark of this process (VmHWM), in bytes.
+int64_t resident_set_peak_bytes();
+
+}  // namespace dyno

@@ -1,0 +1,13 @@
+// Built only against a CPU-only LibTorch that a user brings: device=cuda is then a clear error.
+#include "reports/user_error.h"
+#include "suite/device_backend.h"
+
+namespace dyno {
+
+bool cuda_backend_compiled() { return false; }
+
+std::unique_ptr<DeviceBackend> make_cuda_backend() {
+  throw UserError("device", "device=cuda but this dyno was built against a CPU-only LibTorch; rebuild with a CUDA LibTorch");
+}
+
+}  // namespace dyno

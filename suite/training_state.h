@@ -1,0 +1,31 @@
+// Save and resume of the full training state: model parameters and buffers, optimizer state,
+// gradient-scaler state, step / epoch / position in the epoch, and the RNG states, so that a
+// resumed run continues bit-for-bit (on CPU) where the saved one stopped. Written atomically.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
+
+namespace dyno {
+
+struct TrainingProgress {
+  int64_t step = 0;            // optimizer steps done
+  int64_t epoch = 0;           // current epoch
+  int64_t batch_in_epoch = 0;  // micro-batches of `epoch` already consumed
+  double scaler_scale = 0;
+  int64_t scaler_growth_tracker = 0;
+  std::string workload;
+  double elapsed_s = 0;  // training wall time before the save
+};
+
+void save_training_state(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                         const TrainingProgress& progress, const c10::Device& device);
+// Throws UserError when the file is missing, unreadable or of another workload.
+TrainingProgress load_training_state(const std::string& path, torch::nn::Module& model,
+                                     torch::optim::Optimizer& optimizer, const std::string& workload,
+                                     const c10::Device& device);
+
+}  // namespace dyno

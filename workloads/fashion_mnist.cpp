@@ -1,0 +1,89 @@
+#include "workloads/fashion_mnist.h"
+
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "reports/user_error.h"
+
+namespace dyno {
+namespace {
+
+uint32_t big_endian_u32(const std::vector<uint8_t>& b, size_t at) {
+  return (uint32_t{b[at]} << 24) | (uint32_t{b[at + 1]} << 16) | (uint32_t{b[at + 2]} << 8) | uint32_t{b[at + 3]};
+}
+
+}  // namespace
+
+std::string fashion_mnist_dir() {
+  if (const char* dir = std::getenv("DYNO_FASHION_MNIST_DIR")) return dir;
+  return "/usr/share/datasets/fashion-mnist";
+}
+
+std::vector<uint8_t> read_gzip_file(const std::string& path, const std::string& package_hint) {
+  if (!std::filesystem::exists(path))
+    throw UserError("data", "'" + path + "' not found. HINT: it is installed by the Debian package " + package_hint +
+                                " (`apt-get install " + package_hint + "`, or run scripts/setup)");
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (!file) throw UserError("data", "cannot open '" + path + "'");
+  std::vector<uint8_t> out;
+  std::vector<uint8_t> chunk(1 << 20);
+  for (;;) {
+    int n = gzread(file, chunk.data(), static_cast<unsigned>(chunk.size()));
+    if (n < 0) {
+      int err = 0;
+      std::string message = gzerror(file, &err);
+      gzclose(file);
+      throw UserError("data", "'" + path + "' is not a readable gzip file: " + message);
+    }
+    if (n == 0) break;
+    out.insert(out.end(), chunk.begin(), chunk.begin() + n);
+  }
+  gzclose(file);
+  return out;
+}
+
+IdxImages parse_idx_images(const std::vector<uint8_t>& bytes, const std::string& path) {
+  if (bytes.size() < 16 || big_endian_u32(bytes, 0) != 0x00000803)
+    throw UserError("data", "'" + path + "' is not an IDX image file (magic 0x00000803)");
+  IdxImages images;
+  images.count = big_endian_u32(bytes, 4);
+  images.rows = big_endian_u32(bytes, 8);
+  images.cols = big_endian_u32(bytes, 12);
+  size_t expected = 16 + static_cast<size_t>(images.count * images.rows * images.cols);
+  if (bytes.size() != expected)
+    throw UserError("data", "'" + path + "' is truncated: " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(expected));
+  images.pixels.assign(bytes.begin() + 16, bytes.end());
+  return images;
+}
+
+std::vector<uint8_t> parse_idx_labels(const std::vector<uint8_t>& bytes, const std::string& path) {
+  if (bytes.size() < 8 || big_endian_u32(bytes, 0) != 0x00000801)
+    throw UserError("data", "'" + path + "' is not an IDX label file (magic 0x00000801)");
+  size_t count = big_endian_u32(bytes, 4);
+  if (bytes.size() != 8 + count) throw UserError("data", "'" + path + "' is truncated");
+  return {bytes.begin() + 8, bytes.end()};
+}
+
+FashionMnistSplit load_fashion_mnist(const std::string& split, int64_t limit) {
+  if (split != "train" && split != "t10k")
+    throw UserError("data", "fashion-mnist split '" + split + "' is not one of train, t10k");
+  const std::string dir = fashion_mnist_dir();
+  const std::string images_path = dir + "/" + split + "-images-idx3-ubyte.gz";
+  const std::string labels_path = dir + "/" + split + "-labels-idx1-ubyte.gz";
+  FashionMnistSplit out;
+  out.images = parse_idx_images(read_gzip_file(images_path, "dataset-fashion-mnist"), images_path);
+  out.labels = parse_idx_labels(read_gzip_file(labels_path, "dataset-fashion-mnist"), labels_path);
+  if (static_cast<int64_t>(out.labels.size()) != out.images.count)
+    throw UserError("data", "'" + labels_path + "' has " + std::to_string(out.labels.size()) + " labels for " +
+                                std::to_string(out.images.count) + " images");
+  if (limit > 0 && limit < out.images.count) {
+    out.images.count = limit;
+    out.images.pixels.resize(static_cast<size_t>(limit * out.images.rows * out.images.cols));
+    out.labels.resize(static_cast<size_t>(limit));
+  }
+  return out;
+}
+
+}  // namespace dyno

@@ -1,0 +1,53 @@
+// Workload: a complete reference training recipe (model, data, loss, optimizer, LR schedule,
+// evaluation metric, target quality) that the engine can run under any RunConfig. The registry
+// holds the built-in ones; `dyno workloads` lists them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "workloads/example_source.h"
+#include "workloads/segmented_model.h"
+
+namespace dyno {
+
+struct Recipe {
+  std::string optimizer = "adamw";  // sgd | adamw
+  double lr = 1e-3;
+  double weight_decay = 0;
+  double momentum = 0.9;  // sgd only
+  std::string schedule = "constant";  // constant | cosine | onecycle
+  double warmup_fraction = 0.05;      // cosine: share of steps spent warming up
+  int64_t epochs = 10;
+  int64_t reference_batch_size = 64;  // the batch the LR was tuned for (lr_scaling is relative to it)
+};
+
+struct WorkloadData {
+  std::shared_ptr<const ExampleSource> train;
+  std::shared_ptr<const ExampleSource> eval;
+};
+
+struct Workload {
+  std::string name;
+  std::string description;
+  std::string data_description;
+  std::string metric_name;  // "accuracy" or "val_loss"
+  bool higher_is_better = true;
+  double target = 0;
+  std::string target_note;  // where the target comes from
+  std::string throughput_unit = "samples";
+  bool convolutional = false;  // channels_last applies
+  Recipe recipe;
+  // size: full | small | tiny. Throws UserError (with the Debian package to install) when data is missing.
+  std::function<WorkloadData(const std::string& size)> load_data;
+  std::function<SegmentedModel()> build_model;
+};
+
+const std::vector<Workload>& all_workloads();
+// Throws UserError listing the known names.
+const Workload& workload_or_throw(const std::string& name);
+
+}  // namespace dyno
