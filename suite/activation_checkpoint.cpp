@@ -114,12 +114,14 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
       output = state.segment->forward(detached);
     });
     current.restore();
+    torch::autograd::backward({output}, {grad_outputs[0]});
     {
-      torch::NoGradGuard no_grad;  // BatchNorm statistics were already updated by the first forward
+      // BatchNorm statistics were already updated by the first forward: undo the recomputation's
+      // update. Only after backward, which reads the running stats it saved (version check).
+      torch::NoGradGuard no_grad;
       auto buffers = state.segment->buffers();
       for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(buffers_before[i]);
     }
-    torch::autograd::backward({output}, {grad_outputs[0]});
     return {differentiable ? detached.grad() : torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };

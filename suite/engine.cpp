@@ -138,6 +138,8 @@ void busy_wait(double seconds) {
 
 }  // namespace
 
+void zero_gradients(torch::optim::Optimizer& optimizer, bool set_to_none) { optimizer.zero_grad(set_to_none); }
+
 RunConfig resolve_config(const RunConfig& input, const Workload& workload) {
   RunConfig config = input;
   const Recipe& recipe = workload.recipe;
@@ -288,7 +290,7 @@ RunReport Engine::run(const RunConfig& requested) {
         sync();
         phases.start();
         set_lr(*optimizer, schedule.at(step));
-        optimizer->zero_grad(config.set_to_none);
+        zero_gradients(*optimizer, config.set_to_none);
         int64_t step_items = 0;
         for (int64_t micro = 0; micro < config.grad_accum_steps; ++micro) {
           std::optional<Batch> batch;

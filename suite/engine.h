@@ -11,6 +11,10 @@
 #include "reports/run_config.h"
 #include "reports/run_report.h"
 
+namespace torch::optim {
+class Optimizer;
+}
+
 namespace dyno {
 
 struct Workload;
@@ -22,6 +26,10 @@ struct EngineOptions {
 // Fills the `auto` / 0 fields (optimizer, schedule, lr, epochs) from the workload's recipe and
 // validates the combination; the result is what the report records and --config reloads.
 RunConfig resolve_config(const RunConfig& config, const Workload& workload);
+
+// zero_grad(set_to_none): true frees the gradients (they become undefined), false fills them with
+// zeros. The engine calls this at the start of every optimizer step.
+void zero_gradients(torch::optim::Optimizer& optimizer, bool set_to_none);
 
 class Engine {
  public:

@@ -1,0 +1,75 @@
+// The `dyno` CLI as a user runs it: real process, real files, exit codes and error texts.
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/atomic_file.h"
+#include "test_support.h"
+
+namespace dyno {
+namespace {
+
+TEST(Cli, ReportConfigIsLoadableAgain) {
+  auto dir = testing::fresh_dir("cli_roundtrip");
+  const auto first = (dir / "first.json").string(), second = (dir / "second.json").string();
+  auto r1 = testing::run_dyno("train -w fashion-mlp --set size=tiny max_steps=3 batch_size=32 lr_scaling=sqrt --no-progress --out " + first);
+  ASSERT_EQ(r1.exit_code, 0) << r1.output;
+  auto report = nlohmann::json::parse(read_file(first));
+  EXPECT_EQ(report["schema_version"], "1.0");
+  for (const char* key : {"samples_per_second", "time_to_target_s", "final_metric", "peak_memory_bytes"})
+    EXPECT_TRUE(report["summary"].contains(key)) << key;
+  for (const char* key : {"dyno_revision", "libtorch_version", "cuda_version", "cudnn_version", "device_name", "cpu_model", "cores", "threads", "host"})
+    EXPECT_TRUE(report["environment"].contains(key)) << key;
+  EXPECT_EQ(report["environment"]["libtorch_version"].get<std::string>().substr(0, 2), "2.");
+  // --config accepts the report itself; the resolved config (lr already scaled) round-trips.
+  auto r2 = testing::run_dyno("train --config " + first + " --no-progress --out " + second);
+  ASSERT_EQ(r2.exit_code, 0) << r2.output;
+  EXPECT_EQ(nlohmann::json::parse(read_file(second))["config"], report["config"]);
+  testing::remove_tree(dir);
+}
+
+TEST(Cli, BadInputExitsWithStatusTwoAndAClearMessage) {
+  auto r = testing::run_dyno("train -w fashion-mlp --set amp=fp8");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("[config] amp: 'fp8' is not one of off, fp16, bf16"), std::string::npos) << r.output;
+  r = testing::run_dyno("train -w no-such-workload");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("is not one of fashion-mlp"), std::string::npos) << r.output;
+  r = testing::run_dyno("train --config /nonexistent/config.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("/nonexistent/config.json"), std::string::npos) << r.output;
+  r = testing::run_dyno("train --frobnicate");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(Cli, MissingDataNamesTheDebianPackage) {
+  auto r = testing::run_dyno("train -w fashion-mlp --set size=tiny", "DYNO_FASHION_MNIST_DIR=/nonexistent");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("apt-get install dataset-fashion-mnist"), std::string::npos) << r.output;
+}
+
+TEST(Cli, DivergedRunExitsThreeWithItsReport) {
+  auto dir = testing::fresh_dir("cli_diverged");
+  auto r = testing::run_dyno("train -w fashion-mlp --set size=tiny inject_fault=nan inject_fault_at_step=2 --no-progress --out " +
+                             (dir / "r.json").string());
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(read_file((dir / "r.json").string()))["outcome"], "diverged");
+  testing::remove_tree(dir);
+}
+
+TEST(Cli, ListsWorkloadsAndKnobsAsJson) {
+  auto w = testing::run_dyno("workloads --json");
+  ASSERT_EQ(w.exit_code, 0);
+  auto workloads = nlohmann::json::parse(w.output);
+  EXPECT_EQ(workloads.size(), 4u);
+  auto k = testing::run_dyno("knobs --json");
+  ASSERT_EQ(k.exit_code, 0);
+  bool found = false;
+  for (const auto& knob : nlohmann::json::parse(k.output))
+    if (knob["name"] == "amp") found = knob["valid"] == "one of off, fp16, bf16" && knob["default"] == "off";
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace dyno

@@ -1,0 +1,212 @@
+#include "suite/engine.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "reports/user_error.h"
+#include "suite/autocast_scope.h"
+#include "test_support.h"
+#include "workloads/workload.h"
+
+namespace dyno {
+namespace {
+
+RunConfig tiny(const std::string& workload) {
+  RunConfig c;
+  c.workload = workload;
+  c.size = "tiny";
+  c.epochs = 3;
+  c.stop_at_target = false;
+  c.warmup_steps = 1;
+  c.log_every_steps = 1;
+  c.threads = 1;
+  return c;
+}
+
+std::vector<torch::Tensor> saved_parameters(const std::string& path, const std::string& workload) {
+  SegmentedModel model = workload_or_throw(workload).build_model();
+  torch::serialize::InputArchive archive, model_archive;
+  archive.load_from(path);
+  archive.read("model", model_archive);
+  model->load(model_archive);
+  std::vector<torch::Tensor> out;
+  for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
+  for (const auto& b : model->buffers()) out.push_back(b.clone());
+  return out;
+}
+
+std::vector<double> losses(const RunReport& r) {
+  std::vector<double> out;
+  for (const auto& p : r.loss_curve) out.push_back(p.value);
+  return out;
+}
+
+TEST(Engine, SetToNoneLeavesGradientsUndefined) {
+  auto w = torch::ones({2}, torch::requires_grad());
+  torch::optim::SGD sgd({w}, torch::optim::SGDOptions(0.1));
+  (w * 3).sum().backward();
+  zero_gradients(sgd, /*set_to_none=*/false);
+  ASSERT_TRUE(w.grad().defined());
+  EXPECT_TRUE(torch::equal(w.grad(), torch::zeros({2})));
+  zero_gradients(sgd, /*set_to_none=*/true);
+  EXPECT_FALSE(w.grad().defined());
+}
+
+TEST(Engine, TrainsAndReportsEveryPhase) {
+  RunConfig c = tiny("fashion-mlp");
+  RunReport r = Engine().run(c);
+  EXPECT_EQ(r.outcome, "ok");
+  EXPECT_EQ(r.summary.steps, 24);  // 512 examples / 64 = 8 steps x 3 epochs
+  EXPECT_EQ(r.summary.stop_reason, "epochs");
+  EXPECT_GT(r.summary.samples_per_second, 0);
+  EXPECT_GT(r.summary.final_metric, 0.3);  // well above chance (0.1) after 24 steps
+  EXPECT_EQ(r.metric_curve.size(), 3u);    // one evaluation per epoch
+  for (const char* phase : {"data_wait", "h2d", "forward", "backward", "optimizer", "eval"})
+    EXPECT_TRUE(r.phases.count(phase)) << phase;
+  EXPECT_GT(r.summary.peak_memory_bytes, 0);
+  EXPECT_EQ(r.environment.threads, 1);
+  EXPECT_LT(losses(r).back(), losses(r).front());
+  EXPECT_EQ(r.config["optimizer"], "adamw");  // recipe filled in: the report's config is complete
+  EXPECT_DOUBLE_EQ(r.config["lr"].get<double>(), 1e-3);
+}
+
+TEST(Engine, WorkerThreadsTrainExactlyLikeTheTrainingThread) {
+  RunConfig c = tiny("fashion-cnn");
+  c.max_steps = 10;
+  RunReport inline_run = Engine().run(c);
+  c.num_workers = 2;
+  c.prefetch = 3;
+  RunReport threaded = Engine().run(c);
+  EXPECT_EQ(losses(inline_run), losses(threaded));
+}
+
+TEST(Engine, CheckpointingTrainsExactlyLikeThePlainRun) {
+  RunConfig c = tiny("fashion-cnn");
+  c.max_steps = 6;
+  RunReport plain = Engine().run(c);
+  c.checkpointing = true;
+  RunReport checkpointed = Engine().run(c);
+  auto a = losses(plain), b = losses(checkpointed);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5) << "step " << i + 1;
+}
+
+TEST(Engine, GradientAccumulationMatchesTheLargerBatch) {
+  auto dir = testing::fresh_dir("accum");
+  RunConfig big = tiny("fashion-mlp");
+  big.max_steps = 4;
+  big.optimizer = "sgd";
+  big.save_state = (dir / "big.pt").string();
+  RunConfig accumulated = big;
+  accumulated.batch_size = 32;
+  accumulated.grad_accum_steps = 2;
+  accumulated.save_state = (dir / "accumulated.pt").string();
+  Engine().run(big);
+  Engine().run(accumulated);
+  auto a = saved_parameters(big.save_state, "fashion-mlp");
+  auto b = saved_parameters(accumulated.save_state, "fashion-mlp");
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6)) << "parameter " << i;
+  testing::remove_tree(dir);
+}
+
+TEST(Engine, ResumeContinuesBitForBit) {
+  auto dir = testing::fresh_dir("resume");
+  RunConfig straight = tiny("fashion-cnn");
+  straight.max_steps = 12;  // crosses the epoch boundary at step 8
+  straight.save_state = (dir / "straight.pt").string();
+  Engine().run(straight);
+
+  RunConfig first = straight;
+  first.max_steps = 5;
+  first.save_state = (dir / "half.pt").string();
+  Engine().run(first);
+  RunConfig second = straight;
+  second.resume_state = first.save_state;
+  second.num_workers = 2;  // the loader resumes mid-epoch with workers too
+  second.save_state = (dir / "resumed.pt").string();
+  RunReport resumed = Engine().run(second);
+  EXPECT_EQ(resumed.summary.steps, 12);
+
+  auto a = saved_parameters(straight.save_state, "fashion-cnn");
+  auto b = saved_parameters(second.save_state, "fashion-cnn");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i << " differs";
+  testing::remove_tree(dir);
+}
+
+TEST(Engine, ResumeRejectsAnotherWorkloadsState) {
+  auto dir = testing::fresh_dir("resume_other");
+  RunConfig c = tiny("fashion-mlp");
+  c.max_steps = 2;
+  c.save_state = (dir / "mlp.pt").string();
+  Engine().run(c);
+  RunConfig other = tiny("fashion-cnn");
+  other.resume_state = c.save_state;
+  try {
+    Engine().run(other);
+    FAIL() << "resumed a fashion-mlp state into fashion-cnn";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds a 'fashion-mlp' run, not 'fashion-cnn'"), std::string::npos) << e.what();
+  }
+  testing::remove_tree(dir);
+}
+
+TEST(Engine, Bf16AutocastRunsOnCpu) {
+  {
+    AutocastScope scope(c10::kCPU, true, torch::kBFloat16);
+    auto y = torch::nn::Linear(4, 4)->forward(torch::randn({2, 4}));
+    EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+  }
+  EXPECT_EQ(torch::nn::Linear(4, 4)->forward(torch::randn({2, 4})).scalar_type(), torch::kFloat);
+  RunConfig c = tiny("fashion-cnn");
+  c.max_steps = 4;
+  c.amp = "bf16";
+  c.channels_last = true;
+  RunReport r = Engine().run(c);
+  EXPECT_EQ(r.outcome, "ok");
+  for (double l : losses(r)) EXPECT_TRUE(std::isfinite(l));
+}
+
+TEST(Engine, NanLossIsRecordedAsDivergence) {
+  RunConfig c = tiny("fashion-mlp");
+  c.inject_fault = "nan";
+  c.inject_fault_at_step = 3;
+  RunReport r = Engine().run(c);
+  EXPECT_EQ(r.outcome, "diverged");
+  EXPECT_EQ(r.summary.steps, 3);
+  EXPECT_NE(r.outcome_reason.find("at step 3"), std::string::npos) << r.outcome_reason;
+}
+
+TEST(Engine, LrScalingFollowsTheEffectiveBatch) {
+  const Workload& w = workload_or_throw("fashion-mlp");
+  RunConfig c;
+  c.batch_size = 256;
+  c.lr_scaling = "linear";
+  EXPECT_DOUBLE_EQ(resolve_config(c, w).lr, w.recipe.lr * 4);
+  c.lr_scaling = "sqrt";
+  EXPECT_DOUBLE_EQ(resolve_config(c, w).lr, w.recipe.lr * 2);
+  c.lr = 0.5;  // an explicit LR is taken as given
+  EXPECT_DOUBLE_EQ(resolve_config(c, w).lr, 0.5);
+}
+
+TEST(Engine, BadCombinationsNameTheFieldAndFix) {
+  RunConfig c = tiny("fashion-mlp");
+  c.channels_last = true;
+  EXPECT_THROW(Engine().run(c), UserError);
+  c = tiny("fashion-mlp");
+  c.batch_size = 4096;
+  try {
+    Engine().run(c);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("batch_size: 4096"), std::string::npos) << e.what();
+  }
+  c = tiny("fashion-mlp");
+  c.device = "cuda";
+  if (!torch::cuda::is_available()) {
+    EXPECT_THROW(Engine().run(c), UserError);  // a clear error, not a crash
+  }
+}
+
+}  // namespace
+}  // namespace dyno

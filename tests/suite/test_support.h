@@ -1,0 +1,47 @@
+// Helpers shared by the suite tests: temporary folders and running the real `dyno` binary.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ftw.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace dyno::testing {
+
+// Not std::filesystem::remove_all: libtorch.so exports its own copy of that symbol, which
+// crashes when a torch-linked binary calls it (LibTorch 2.11 wheel).
+inline void remove_tree(const std::filesystem::path& path) {
+  ::nftw(path.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+inline std::filesystem::path fresh_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("dyno_test_" + name + "_" + std::to_string(::getpid()));
+  remove_tree(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `env_prefix DYNO_BINARY args` through the shell (test-only convenience).
+inline CommandResult run_dyno(const std::string& args, const std::string& env_prefix = "") {
+  const std::string command = env_prefix + " " + DYNO_BINARY + " " + args + " 2>&1";
+  CommandResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+}  // namespace dyno::testing

@@ -1,0 +1,45 @@
+#include "workloads/workload.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "reports/user_error.h"
+
+namespace dyno {
+namespace {
+
+TEST(Workload, RegistryHasTheReferenceWorkloads) {
+  for (const char* name : {"fashion-mlp", "fashion-cnn", "fashion-mobilenet", "text-transformer"})
+    EXPECT_EQ(workload_or_throw(name).name, name);
+  EXPECT_THROW(workload_or_throw("imagenet"), UserError);
+}
+
+TEST(Workload, EachModelMapsABatchToClassScores) {
+  for (const auto& w : all_workloads()) {
+    WorkloadData data = w.load_data("tiny");
+    ASSERT_GT(data.train->size(), 16) << w.name;
+    Batch batch = data.train->make_batch({0, 1, 2, 3});
+    SegmentedModel model = w.build_model();
+    auto out = model->forward(batch.input);
+    EXPECT_EQ(out.size(0), 4) << w.name;
+    if (w.throughput_unit == "tokens") {
+      EXPECT_EQ(out.sizes(), torch::IntArrayRef({4, 64, 96}));
+      EXPECT_EQ(batch.items, 4 * 64);
+      // The target is the input shifted by one token.
+      EXPECT_TRUE(torch::equal(batch.input.narrow(1, 1, 63), batch.target.narrow(1, 0, 63)));
+    } else {
+      EXPECT_EQ(out.sizes(), torch::IntArrayRef({4, 10}));
+      EXPECT_NEAR(data.train->make_batch({0, 1, 2, 3, 4, 5, 6, 7}).input.mean().item<double>(), 0.0, 0.5);
+    }
+  }
+}
+
+TEST(Workload, ConvNetHasNoConvBiasBeforeBatchNorm) {
+  SegmentedModel model = workload_or_throw("fashion-cnn").build_model();
+  for (const auto& item : model->named_parameters())
+    if (item.key().find(".0.") != std::string::npos && item.value().dim() == 1)
+      ADD_FAILURE() << "conv bias present: " << item.key();
+}
+
+}  // namespace
+}  // namespace dyno
