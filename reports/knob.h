@@ -25,6 +25,7 @@ struct Knob {
   double max_value = 0;
   std::vector<std::string> choices;  // Choice: the valid values
   bool tunable = false;              // may appear on a tuner's search axis
+  bool testing = false;              // a testing option; allowed on an axis to exercise the tuner itself
   std::function<nlohmann::json(const RunConfig&)> get;
   std::function<void(RunConfig&, const nlohmann::json&)> assign;  // value already validated
 

@@ -70,7 +70,9 @@ std::vector<Knob> build_table() {
   t.push_back(ranged(make_knob("eval_every_steps", K::Integer, &C::eval_every_steps, "evaluate every N optimizer steps; 0 = once per epoch"), 0, kNoMax));
   // Measurement.
   t.push_back(ranged(make_knob("warmup_steps", K::Integer, &C::warmup_steps, "steps excluded from throughput and phase times"), 0, kNoMax));
-  t.push_back(ranged(make_knob("log_every_steps", K::Integer, &C::log_every_steps, "steps between loss samples (and progress lines)"), 1, kNoMax));
+  t.push_back(ranged(make_knob("log_every_steps", K::Integer, &C::log_every_steps, "steps per measurement window and loss sample"), 1, kNoMax));
+  t.push_back(ranged(make_knob("measure_rel_ci", K::Real, &C::measure_rel_ci, "stop once throughput's 95% CI half-width / median is below this; 0 = off"), 0, 1));
+  t.push_back(make_knob("final_eval", K::Boolean, &C::final_eval, "evaluate at the end when no evaluation has run yet"));
   // Data pipeline.
   t.push_back(ranged(make_knob("num_workers", K::Integer, &C::num_workers, "batch-producing threads; 0 = in the training thread"), 0, 64, true));
   t.push_back(ranged(make_knob("prefetch", K::Integer, &C::prefetch, "batches each worker may prepare ahead (bounded queue)"), 1, 64, true));
@@ -105,6 +107,7 @@ std::vector<Knob> build_table() {
   // Testing options.
   t.push_back(choice(make_knob("inject_fault", K::Choice, &C::inject_fault, "testing: misbehave at inject_fault_at_step"),
                      {"none", "crash", "abort", "hang", "nan", "oom"}));
+  t.back().testing = true;
   t.push_back(ranged(make_knob("inject_fault_at_step", K::Integer, &C::inject_fault_at_step, "testing: step at which inject_fault fires"), 0, kNoMax));
   t.push_back(ranged(make_knob("slowdown_percent", K::Real, &C::slowdown_percent, "testing: add this % of the step's own time to each step (calibrated slowdown)"), 0, 1000));
   // Distributed data parallel.

@@ -38,6 +38,8 @@ struct RunConfig {
   // Measurement.
   int64_t warmup_steps = 10;
   int64_t log_every_steps = 50;
+  double measure_rel_ci = 0;  // stop once the median throughput's 95% CI half-width is below this fraction; 0 = off
+  bool final_eval = true;     // evaluate once at the end when no evaluation has run
 
   // Data pipeline.
   int64_t num_workers = 0;

@@ -1,21 +1,32 @@
 #include "reports/run_report.h"
 
+#include <cmath>
+
 #include "reports/atomic_file.h"
 #include "reports/user_error.h"
 
 namespace dyno {
 namespace {
 
+// JSON has no NaN: a value that was not measured (or was not finite) is written as null.
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
 nlohmann::json curve_to_json(const std::vector<CurvePoint>& curve) {
   nlohmann::json j = nlohmann::json::array();
-  for (const auto& p : curve) j.push_back({{"step", p.step}, {"epoch", p.epoch}, {"time_s", p.time_s}, {"value", p.value}});
+  for (const auto& p : curve) j.push_back({{"step", p.step}, {"epoch", p.epoch}, {"time_s", p.time_s}, {"value", number_or_null(p.value)}});
   return j;
+}
+
+// A number, or NaN where the report has null (a value that was not finite when written).
+double number_at(const nlohmann::json& j, const char* key, double missing = 0.0) {
+  if (!j.contains(key)) return missing;
+  return j[key].is_number() ? j[key].get<double>() : std::nan("");
 }
 
 std::vector<CurvePoint> curve_from_json(const nlohmann::json& j) {
   std::vector<CurvePoint> curve;
   for (const auto& p : j)
-    curve.push_back({p.value("step", int64_t{0}), p.value("epoch", 0.0), p.value("time_s", 0.0), p.value("value", 0.0)});
+    curve.push_back({p.value("step", int64_t{0}), number_at(p, "epoch"), number_at(p, "time_s"), number_at(p, "value")});
   return curve;
 }
 
@@ -65,10 +76,10 @@ nlohmann::json to_json(const RunReport& r) {
         {"cpu_model", e.cpu_model}, {"cores", e.cores}, {"threads", e.threads}, {"host", e.host}}},
       {"summary",
        {{"throughput_unit", s.throughput_unit},
-        {"samples_per_second", s.samples_per_second},
-        {"samples_per_second_spread", s.samples_per_second_spread},
+        {"samples_per_second", number_or_null(s.samples_per_second)},
+        {"samples_per_second_spread", number_or_null(s.samples_per_second_spread)},
         {"time_to_target_s", s.time_to_target_s ? nlohmann::json(*s.time_to_target_s) : nlohmann::json(nullptr)},
-        {"final_metric", {{"name", s.metric_name}, {"value", s.final_metric}, {"higher_is_better", s.higher_is_better}}},
+        {"final_metric", {{"name", s.metric_name}, {"value", number_or_null(s.final_metric)}, {"higher_is_better", s.higher_is_better}}},
         {"target", s.target},
         {"target_reached", s.target_reached},
         {"peak_memory_bytes", s.peak_memory_bytes},
@@ -109,12 +120,14 @@ RunReport report_from_json(const nlohmann::json& j) {
   const auto& s = j.at("summary");
   auto& o = r.summary;
   o.throughput_unit = s.value("throughput_unit", "samples");
-  o.samples_per_second = required<double>(s, "samples_per_second", "summary");
-  o.samples_per_second_spread = s.value("samples_per_second_spread", 0.0);
+  if (!s.contains("samples_per_second")) throw UserError("report", "summary has no 'samples_per_second' field; is this a dyno run report?");
+  o.samples_per_second = number_at(s, "samples_per_second");
+  o.samples_per_second_spread = number_at(s, "samples_per_second_spread");
   if (s.contains("time_to_target_s") && !s["time_to_target_s"].is_null()) o.time_to_target_s = s["time_to_target_s"].get<double>();
   if (s.contains("final_metric")) {
     o.metric_name = s["final_metric"].value("name", "");
-    o.final_metric = s["final_metric"].value("value", 0.0);
+    const auto& value = s["final_metric"]["value"];
+    o.final_metric = value.is_number() ? value.get<double>() : std::nan("");
     o.higher_is_better = s["final_metric"].value("higher_is_better", true);
   }
   o.target = s.value("target", 0.0);
@@ -125,7 +138,8 @@ RunReport report_from_json(const nlohmann::json& j) {
   o.epochs = s.value("epochs", 0.0);
   o.wall_time_s = s.value("wall_time_s", 0.0);
   o.stop_reason = s.value("stop_reason", "");
-  r.throughput_windows = j.value("throughput_windows", std::vector<double>{});
+  if (j.contains("throughput_windows"))
+    for (const auto& w : j["throughput_windows"]) r.throughput_windows.push_back(w.is_number() ? w.get<double>() : std::nan(""));
   if (j.contains("curves")) {
     const auto& c = j["curves"];
     if (c.contains("loss")) r.loss_curve = curve_from_json(c["loss"]);

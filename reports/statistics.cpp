@@ -24,4 +24,31 @@ double relative_iqr(const std::vector<double>& values) {
   return (quantile(values, 0.75) - quantile(values, 0.25)) / std::fabs(m);
 }
 
+Interval median_confidence_interval(const std::vector<double>& values, double confidence) {
+  if (values.empty()) return {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  // P(X_(j) <= median <= X_(n-j+1)) = 1 - 2 * P(Binomial(n, 1/2) < j). Find the largest such j.
+  std::vector<double> cdf(n + 1);
+  double p = std::pow(0.5, static_cast<double>(n)), sum = 0;
+  for (size_t k = 0; k <= n; ++k) {
+    sum += p;
+    cdf[k] = sum;
+    p = p * static_cast<double>(n - k) / static_cast<double>(k + 1);
+  }
+  size_t j = 0;  // 0 = no interval reaches the confidence: use the extremes
+  for (size_t candidate = 1; candidate <= n / 2; ++candidate)
+    if (1.0 - 2.0 * cdf[candidate - 1] >= confidence) j = candidate;
+  if (j == 0) return {sorted.front(), sorted.back()};
+  return {sorted[j - 1], sorted[n - j]};
+}
+
+double relative_ci_half_width(const std::vector<double>& values, double confidence) {
+  const double m = median(values);
+  if (!(m != 0)) return std::numeric_limits<double>::infinity();
+  Interval ci = median_confidence_interval(values, confidence);
+  return (ci.high - ci.low) / 2.0 / std::fabs(m);
+}
+
 }  // namespace dyno

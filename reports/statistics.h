@@ -11,4 +11,16 @@ double median(const std::vector<double>& values);
 // Interquartile range divided by the median: a relative spread that ignores outliers.
 double relative_iqr(const std::vector<double>& values);
 
+struct Interval {
+  double low = 0;
+  double high = 0;
+};
+
+// Distribution-free confidence interval for the median from order statistics (binomial ranks):
+// no normality assumption, robust to the odd slow window. With fewer than 6 values it cannot
+// reach 95% and returns [min, max].
+Interval median_confidence_interval(const std::vector<double>& values, double confidence = 0.95);
+// Half-width of that interval divided by the median.
+double relative_ci_half_width(const std::vector<double>& values, double confidence = 0.95);
+
 }  // namespace dyno

@@ -367,6 +367,12 @@ RunReport Engine::run(const RunConfig& requested) {
             report.throughput_windows.push_back(static_cast<double>(window_items) / seconds_since(window_start));
             window_start = Clock::now();
             window_items = 0;
+            // Noise-driven stop for measurement runs: enough windows for a 95% interval (6) and tight enough.
+            if (config.measure_rel_ci > 0 && report.throughput_windows.size() >= 6 &&
+                relative_ci_half_width(report.throughput_windows) < config.measure_rel_ci) {
+              stop_reason = "stable";
+              break;
+            }
           }
           if (progress_line) {
             const double rate = (elapsed() - elapsed_before - eval_time_s) / static_cast<double>(std::max<int64_t>(step - first_step, 1));
@@ -390,7 +396,7 @@ RunReport Engine::run(const RunConfig& requested) {
       if (!stop_reason.empty()) break;
     }
     if (stop_reason.empty()) stop_reason = "epochs";
-    if (report.outcome == "ok" && !evaluated) run_eval();
+    if (report.outcome == "ok" && !evaluated && config.final_eval) run_eval();
   } catch (const c10::OutOfMemoryError& e) {
     report.outcome = "oom";
     report.outcome_reason = e.what_without_backtrace();
@@ -415,7 +421,7 @@ RunReport Engine::run(const RunConfig& requested) {
   s.samples_per_second_spread = report.throughput_windows.size() >= 2 ? relative_iqr(report.throughput_windows) : 0.0;
   if (!std::isfinite(s.samples_per_second)) s.samples_per_second = 0;
   if (!std::isfinite(s.samples_per_second_spread)) s.samples_per_second_spread = 0;
-  s.final_metric = workload.metric_name == "accuracy" ? last_eval.accuracy : last_eval.loss;
+  s.final_metric = !evaluated ? std::nan("") : workload.metric_name == "accuracy" ? last_eval.accuracy : last_eval.loss;
   s.target_reached = s.time_to_target_s.has_value();
   s.peak_memory_bytes = backend->peak_memory_bytes();
   s.peak_memory_kind = backend->peak_memory_kind();

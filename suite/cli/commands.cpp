@@ -151,6 +151,8 @@ void add_list_commands(CLI::App& app) {
   };
 }
 
+void register_command_handler(const CLI::App* command, std::function<int()> handler) { handlers()[command] = std::move(handler); }
+
 int run_selected_command(CLI::App& app) {
   for (auto* sub : app.get_subcommands()) {
     auto it = handlers().find(sub);

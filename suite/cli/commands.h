@@ -2,6 +2,7 @@
 // one the user chose and returns the process exit status.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace CLI {
@@ -14,5 +15,7 @@ std::string version_text();
 void add_train_command(CLI::App& app);
 void add_list_commands(CLI::App& app);
 int run_selected_command(CLI::App& app);
+// Subcommands defined elsewhere (the tuner's `tune`) register what runs when they are chosen.
+void register_command_handler(const CLI::App* command, std::function<int()> handler);
 
 }  // namespace dyno

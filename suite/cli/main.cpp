@@ -11,6 +11,7 @@
 
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
+#include "tuner/tune_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"dyno: benchmark and auto-tune LibTorch training loops"};
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", dyno::version_text());
   dyno::add_train_command(app);
   dyno::add_list_commands(app);
+  dyno::add_tune_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

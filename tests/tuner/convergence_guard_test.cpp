@@ -1,0 +1,43 @@
+#include "tuner/convergence_guard.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+namespace dyno {
+namespace {
+
+TEST(ConvergenceGuard, AcceptsAFallingLossCloseToTheReference) {
+  ConvergenceGuard guard;
+  std::vector<double> reference = {2.3, 1.2, 0.9, 0.8, 0.7};
+  std::vector<double> candidate = {2.3, 1.3, 0.95, 0.85, 0.72};
+  EXPECT_FALSE(guard.check(candidate, &reference).has_value());
+}
+
+TEST(ConvergenceGuard, RejectsDivergingAndNonFiniteTrajectories) {
+  ConvergenceGuard guard;
+  auto rising = guard.check({2.3, 2.5, 3.9, 8.0}, nullptr);
+  ASSERT_TRUE(rising.has_value());
+  EXPECT_NE(rising->find("did not fall"), std::string::npos) << *rising;
+  auto nan = guard.check({2.3, std::nan(""), 1.0}, nullptr);
+  ASSERT_TRUE(nan.has_value());
+  EXPECT_NE(nan->find("loss is nan at window 2"), std::string::npos) << *nan;
+}
+
+TEST(ConvergenceGuard, RejectsReducedPrecisionThatLagsTheFp32Reference) {
+  ConvergenceGuard guard;
+  std::vector<double> reference = {2.3, 1.0, 0.6, 0.5, 0.45};
+  auto verdict = guard.check({2.3, 1.9, 1.6, 1.4, 1.3}, &reference);  // falls, but far behind fp32
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_NE(verdict->find("above the fp32 reference"), std::string::npos) << *verdict;
+}
+
+TEST(ConvergenceGuard, ReferencePointResetsOnlyNumerics) {
+  EXPECT_FALSE(ConvergenceGuard::reference_point({{"amp", "off"}, {"batch_size", 64}}).has_value());
+  auto ref = ConvergenceGuard::reference_point({{"amp", "bf16"}, {"batch_size", 256}, {"tf32", true}});
+  ASSERT_TRUE(ref.has_value());
+  EXPECT_EQ(*ref, (nlohmann::json{{"amp", "off"}, {"batch_size", 256}, {"tf32", false}}));
+}
+
+}  // namespace
+}  // namespace dyno

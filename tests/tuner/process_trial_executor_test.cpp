@@ -1,0 +1,104 @@
+// Trials as real `dyno train` child processes: every way a trial can fail becomes a recorded
+// outcome and the tuning run completes.
+#include "tuner/process_trial_executor.h"
+
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include "tuner/tuner.h"
+
+namespace dyno {
+namespace {
+
+ProcessTrialOptions tiny_trials(const std::string& dir) {
+  ProcessTrialOptions o;
+  o.dyno_binary = DYNO_BINARY;
+  o.trial_dir = dir;
+  o.base.workload = "fashion-mlp";
+  o.base.size = "tiny";
+  o.base.threads = 1;
+  o.base.warmup_steps = 1;
+  o.base.log_every_steps = 1;
+  o.base.epochs = 3;
+  o.measure_steps = 12;
+  o.time_cap_s = 20;
+  o.timeout_s = 15;
+  return o;
+}
+
+std::string fresh(const std::string& name) {
+  const std::string dir = "/tmp/dyno_trials_" + name + "_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir).c_str());
+  return dir;
+}
+
+TEST(ProcessTrialExecutor, EveryFailureIsARecordedOutcomeAndTheRunCompletes) {
+  const std::string dir = fresh("faults");
+  auto options = tiny_trials(dir);
+  options.base.inject_fault_at_step = 3;
+  ProcessTrialExecutor executor(options);
+  SearchSpace space;
+  space.set_axis("inject_fault", {"none", "crash", "abort", "hang", "nan"});
+  TunerOptions tuner_options;
+  tuner_options.strategy = "grid";
+  Tuner tuner(space, {{"inject_fault", "none"}}, executor, tuner_options);
+  tuner.run();
+  std::map<std::string, std::string> outcome;
+  for (const auto& t : tuner.trials()) outcome[t.point["inject_fault"]] = t.outcome;
+  EXPECT_EQ(outcome["none"], "ok");
+  EXPECT_EQ(outcome["crash"], "crashed");
+  EXPECT_EQ(outcome["abort"], "aborted");
+  EXPECT_EQ(outcome["hang"], "timeout");
+  EXPECT_EQ(outcome["nan"], "diverged");
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->point["inject_fault"], "none");
+  for (const auto& t : tuner.trials())
+    if (!t.ok()) {
+      EXPECT_FALSE(t.reason.empty()) << t.outcome;
+    }
+  // The hung child was killed with its process group: nothing is left running.
+  // ("[t]rain" keeps pgrep from matching the shell that runs it.)
+  EXPECT_NE(std::system(("pgrep -f '[t]rain --config " + dir + "' > /dev/null").c_str()), 0);
+}
+
+TEST(ProcessTrialExecutor, MeasuresThroughputWithAnInterval) {
+  ProcessTrialExecutor executor(tiny_trials(fresh("measure")));
+  Trial t = executor.execute({{"batch_size", 32}}, 1, "one");
+  ASSERT_EQ(t.outcome, "ok") << t.reason;
+  EXPECT_GT(t.samples_per_second, 0);
+  EXPECT_LE(t.ci_low, t.samples_per_second);
+  EXPECT_GE(t.ci_high, t.samples_per_second);
+  EXPECT_GE(t.losses.size(), 6u);
+  EXPECT_GT(t.peak_memory_bytes, 0);
+}
+
+TEST(ProcessTrialExecutor, MemoryLimitAndInvalidConfigsAreRecorded) {
+  auto options = tiny_trials(fresh("limits"));
+  options.memory_limit_bytes = 1000;  // far below any real process
+  ProcessTrialExecutor executor(options);
+  Trial over = executor.execute({{"batch_size", 32}}, 1, "over");
+  EXPECT_EQ(over.outcome, "rejected");
+  EXPECT_NE(over.reason.find("above the limit"), std::string::npos) << over.reason;
+  Trial invalid = executor.execute({{"amp", "fp16"}}, 1, "fp16-on-cpu");
+  EXPECT_EQ(invalid.outcome, "invalid_config");
+  EXPECT_NE(invalid.reason.find("needs device=cuda"), std::string::npos) << invalid.reason;
+}
+
+TEST(ProcessTrialExecutor, TheGuardRejectsADivergingConfig) {
+  ProcessTrialExecutor executor(tiny_trials(fresh("guard")));
+  SearchSpace space;
+  space.set_axis("lr", {0.001, 80.0});
+  TunerOptions options;
+  options.strategy = "grid";
+  Tuner tuner(space, {{"lr", 0.001}}, executor, options);
+  tuner.run();
+  ASSERT_EQ(tuner.trials().size(), 2u);
+  EXPECT_EQ(tuner.trials()[0].outcome, "ok") << tuner.trials()[0].reason;
+  const Trial& wild = tuner.trials()[1];
+  EXPECT_TRUE(wild.outcome == "rejected" || wild.outcome == "diverged") << wild.outcome << ": " << wild.reason;
+  EXPECT_EQ(tuner.best()->point["lr"], 0.001);
+}
+
+}  // namespace
+}  // namespace dyno

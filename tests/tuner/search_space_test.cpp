@@ -1,0 +1,76 @@
+#include "tuner/search_space.h"
+
+#include <gtest/gtest.h>
+
+#include "reports/user_error.h"
+
+namespace dyno {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(SearchSpace, ParsesListsAndRanges) {
+  auto s = SearchSpace::from_json(nlohmann::json::parse(
+      R"({"axes": {"batch_size": {"min": 32, "max": 256, "factor": 2}, "threads": {"min": 1, "max": 3, "step": 1}, "amp": ["off", "bf16"]}})"));
+  EXPECT_EQ(s.find("batch_size")->values, (std::vector<nlohmann::json>{32, 64, 128, 256}));
+  EXPECT_EQ(s.find("threads")->values, (std::vector<nlohmann::json>{1, 2, 3}));
+  EXPECT_EQ(s.grid_size(), 4 * 3 * 2);
+  EXPECT_EQ(s.grid().size(), 24u);
+  EXPECT_EQ(SearchSpace::from_json(s.to_json()).to_json(), s.to_json());
+}
+
+TEST(SearchSpace, CommandLineOverrides) {
+  SearchSpace s = SearchSpace::default_for("cpu", true, 2);
+  s.override_axis("batch_size=16:128:x2");
+  EXPECT_EQ(s.find("batch_size")->values, (std::vector<nlohmann::json>{16, 32, 64, 128}));
+  s.override_axis("amp=off,bf16");
+  EXPECT_EQ(s.find("amp")->values, (std::vector<nlohmann::json>{"off", "bf16"}));
+  s.override_axis("threads=1:2:+1");
+  EXPECT_EQ(s.find("threads")->values, (std::vector<nlohmann::json>{1, 2}));
+}
+
+TEST(SearchSpace, ErrorsNameTheAxisAndTheValue) {
+  EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"batch_size": [64, 0]}})")); }),
+            "[space] axis batch_size: value 0 is not an integer in [1, 1048576]");
+  EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"amp": ["off", "fp8"]}})")); }),
+            "[space] axis amp: value \"fp8\" is not one of off, fp16, bf16");
+  EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"batch_size": []}})")); }),
+            "[space] axis batch_size: has no values");
+  EXPECT_NE(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"warp_speed": [1]}})")); })
+                .find("[space] axis 'warp_speed' is not a knob; tunable knobs:"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"seed": [1, 2]}})")); })
+                .find("[space] axis 'seed' is a knob the tuner does not search"),
+            std::string::npos);
+  EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"threads": {"min": 4, "max": 1}}})")); }),
+            "[space] axis threads: range min 4.000000 is above max 1.000000");
+  EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"batch_size": [1]})")); }),
+            "[space] expected {\"axes\": {knob: [values] | {\"min\", \"max\", \"step\" | \"factor\"}}}");
+  SearchSpace s;
+  EXPECT_EQ(error_of([&] { s.override_axis("batch_size=64,huge"); }), "[space] axis batch_size: value 'huge' is not an integer in [1, 1048576]");
+  EXPECT_EQ(error_of([&] { s.override_axis("batch_size=1:8:*2"); }), "[space] axis batch_size: range '1:8:*2' is not lo:hi:xFACTOR or lo:hi:+STEP");
+}
+
+TEST(SearchSpace, DefaultSpacesPerDevice) {
+  auto cpu = SearchSpace::default_for("cpu", true, 2);
+  EXPECT_EQ(cpu.find("amp")->values, (std::vector<nlohmann::json>{"off", "bf16"}));
+  EXPECT_EQ(cpu.find("pin_memory"), nullptr);
+  EXPECT_NE(cpu.find("channels_last"), nullptr);
+  EXPECT_NE(cpu.find("checkpointing"), nullptr);
+  auto cuda = SearchSpace::default_for("cuda", true, 8);
+  EXPECT_NE(cuda.find("pin_memory"), nullptr);
+  EXPECT_NE(cuda.find("cudnn_benchmark"), nullptr);
+  EXPECT_NE(cuda.find("tf32"), nullptr);
+  EXPECT_EQ(cuda.find("amp")->values.size(), 3u);
+  EXPECT_EQ(SearchSpace::default_for("cpu", false, 2).find("channels_last"), nullptr);
+}
+
+}  // namespace
+}  // namespace dyno

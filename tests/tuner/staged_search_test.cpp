@@ -1,0 +1,98 @@
+#include "tuner/staged_search.h"
+
+#include <gtest/gtest.h>
+
+#include "synthetic_executor.h"
+#include "tuner/tuner.h"
+
+namespace dyno {
+namespace {
+
+TunerOptions with_strategy(const std::string& name, int64_t max_trials = 0) {
+  TunerOptions o;
+  o.strategy = name;
+  o.max_trials = max_trials;
+  return o;
+}
+
+nlohmann::json start() {
+  return {{"threads", 1}, {"num_workers", 0}, {"batch_size", 64}, {"amp", "off"}, {"set_to_none", false}, {"channels_last", false}};
+}
+
+TEST(StagedSearch, FindsTheKnownOptimumWithAFractionOfTheGrid) {
+  testing::SyntheticExecutor executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, with_strategy("staged"));
+  tuner.run();
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->point, testing::synthetic_optimum()) << tuner.best()->point.dump();
+  // The grid has 672 points; the staged search needs a few dozen.
+  EXPECT_LE(tuner.executed_trials(), 672 / 10) << tuner.executed_trials() << " trials";
+}
+
+TEST(StagedSearch, BacksOffFromTheMemoryWall) {
+  testing::SyntheticExecutor executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, with_strategy("staged"));
+  tuner.run();
+  int ooms = 0;
+  for (const auto& t : tuner.trials()) ooms += t.outcome == "oom";
+  EXPECT_LE(ooms, 2);  // the wall is found, then not hammered
+  EXPECT_EQ(tuner.best()->point["batch_size"], 512);
+}
+
+TEST(StagedSearch, StopsWhenTheBudgetIsSpent) {
+  testing::SyntheticExecutor executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, with_strategy("staged", 5));
+  tuner.run();
+  EXPECT_EQ(tuner.executed_trials(), 5);
+  EXPECT_EQ(executor.executions, 5);
+}
+
+TEST(GridSearch, MeasuresEveryPointAndFindsTheOptimum) {
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 256, 512, 1024});
+  space.set_axis("amp", {"off", "bf16"});
+  testing::SyntheticExecutor executor;
+  Tuner tuner(space, {{"batch_size", 64}, {"amp", "off"}}, executor, with_strategy("grid"));
+  tuner.run();
+  EXPECT_EQ(tuner.executed_trials(), 8);
+  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"batch_size", 512}, {"amp", "bf16"}}));
+}
+
+TEST(RandomSearch, FindsTheOptimumWithinItsBudgetAndRespectsIt) {
+  SearchSpace space;
+  space.set_axis("threads", {1, 2, 4});
+  space.set_axis("num_workers", {0, 1, 2, 3});
+  space.set_axis("batch_size", {64, 256, 512});
+  nlohmann::json from = {{"threads", 1}, {"num_workers", 0}, {"batch_size", 64}};
+  testing::SyntheticExecutor all;
+  Tuner full(space, from, all, with_strategy("random", 36));
+  full.run();
+  EXPECT_EQ(full.best()->point, (nlohmann::json{{"threads", 2}, {"num_workers", 2}, {"batch_size", 256}}));
+  testing::SyntheticExecutor some;
+  Tuner limited(space, from, some, with_strategy("random", 10));
+  limited.run();
+  EXPECT_EQ(some.executions, 10);
+  // The same seed asks for the same points in the same order (what resume relies on).
+  testing::SyntheticExecutor again;
+  Tuner repeat(space, from, again, with_strategy("random", 10));
+  repeat.run();
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(repeat.trials()[i].point, limited.trials()[i].point);
+}
+
+TEST(SuccessiveHalving, FindsTheOptimumThroughNoisyShortMeasurements) {
+  SearchSpace space;
+  space.set_axis("threads", {1, 2, 4});
+  space.set_axis("num_workers", {0, 1, 2, 3});
+  space.set_axis("batch_size", {64, 128, 256, 512});
+  testing::SyntheticExecutor executor;
+  executor.noise_at_level_one = 0.05;  // 5% noise in the first rung, 1.7% in the second, ...
+  Tuner tuner(space, {{"threads", 1}, {"num_workers", 0}, {"batch_size", 64}}, executor, with_strategy("halving", 200));
+  tuner.run();
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"threads", 2}, {"num_workers", 2}, {"batch_size", 256}}));
+  EXPECT_GT(tuner.best()->budget_level, 1);  // the winner was measured longer
+  EXPECT_LT(tuner.executed_trials(), 48 * 2);
+}
+
+}  // namespace
+}  // namespace dyno

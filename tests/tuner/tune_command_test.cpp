@@ -1,0 +1,117 @@
+// `dyno tune` end to end: a real tuning run killed with SIGKILL mid-way resumes with no trial
+// lost or repeated, and writes its report, best config (JSON and Python).
+#include <signal.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/atomic_file.h"
+
+namespace dyno {
+namespace {
+
+std::vector<nlohmann::json> journal_trials(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    try {
+      auto j = nlohmann::json::parse(line);
+      if (j["kind"] == "trial") out.push_back(j["trial"]);
+    } catch (...) {
+    }
+  }
+  return out;
+}
+
+pid_t spawn(const std::vector<std::string>& args) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+TEST(TuneCommand, KillNineThenResumeLosesAndRepeatsNothing) {
+  const std::string dir = "/tmp/dyno_tune_resume_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir).c_str());
+  std::system(("mkdir -p " + dir).c_str());
+  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [32, 64, 128], "num_workers": [0, 1]}})");
+  std::vector<std::string> args = {DYNO_BINARY, "tune", "-w", "fashion-mlp", "--strategy", "grid", "--space", dir + "/space.json",
+                                   "--set", "size=tiny", "--set", "threads=1", "--set", "warmup_steps=1", "--measure-steps", "10",
+                                   "--no-verify", "--out", dir + "/run"};
+  pid_t tuner = spawn(args);
+  // Kill it with SIGKILL as soon as two trials are journaled (mid-way through the third).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (journal_trials(dir + "/run/journal.jsonl").size() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(tuner, SIGKILL);
+  wait_for(tuner);
+  const auto before = journal_trials(dir + "/run/journal.jsonl");
+  ASSERT_GE(before.size(), 2u);
+  ASSERT_LT(before.size(), 6u) << "the run finished before it could be killed";
+
+  args.push_back("--resume");
+  ASSERT_EQ(wait_for(spawn(args)), 0);
+  const auto after = journal_trials(dir + "/run/journal.jsonl");
+  std::set<std::string> keys;
+  for (const auto& t : after) EXPECT_TRUE(keys.insert(t["key"].get<std::string>()).second) << "trial run twice: " << t["key"];
+  EXPECT_EQ(after.size(), 6u);
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i], before[i]);  // nothing lost or rewritten
+
+  auto report = nlohmann::json::parse(read_file(dir + "/run/report.json"));
+  EXPECT_EQ(report["kind"], "tune");
+  EXPECT_EQ(report["trials"].size(), 6u);
+  EXPECT_FALSE(report["best"].is_null());
+  EXPECT_FALSE(report["pareto_front"].empty());
+  auto best = nlohmann::json::parse(read_file(dir + "/run/best-config.json"));
+  EXPECT_EQ(best["workload"], "fashion-mlp");
+  EXPECT_EQ(best["batch_size"], report["best"]["point"]["batch_size"]);
+  const std::string python = read_file(dir + "/run/best-config.py");
+  EXPECT_NE(python.find("zero_grad(set_to_none="), std::string::npos);
+  EXPECT_NE(python.find("batch_size=" + best["batch_size"].dump()), std::string::npos);
+
+  // The best config is loadable by `dyno train --config`.
+  const std::string train = std::string(DYNO_BINARY) + " train --config " + dir + "/run/best-config.json --set max_steps=2 --no-progress --out " +
+                            dir + "/check.json > /dev/null 2>&1";
+  EXPECT_EQ(std::system(train.c_str()), 0);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(TuneCommand, RefusesToOverwriteAJournalAndAMismatchedResume) {
+  const std::string dir = "/tmp/dyno_tune_refuse_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir + "/run").c_str());
+  write_file_atomically(dir + "/run/journal.jsonl", R"({"kind":"header","strategy":"grid"})" "\n");
+  const std::string base = std::string(DYNO_BINARY) + " tune -w fashion-mlp --set size=tiny --no-verify --out " + dir + "/run ";
+  EXPECT_EQ(WEXITSTATUS(std::system((base + "> " + dir + "/out.txt 2>&1").c_str())), 2);
+  EXPECT_NE(read_file(dir + "/out.txt").find("already holds a tuning journal; pass --resume"), std::string::npos);
+  EXPECT_EQ(WEXITSTATUS(std::system((base + "--resume > " + dir + "/out.txt 2>&1").c_str())), 2);
+  EXPECT_NE(read_file(dir + "/out.txt").find("was made with another"), std::string::npos);
+  EXPECT_EQ(WEXITSTATUS(std::system((std::string(DYNO_BINARY) + " tune -w fashion-mlp --strategy bogus --out " + dir +
+                                     "/x > " + dir + "/out.txt 2>&1").c_str())), 2);
+  EXPECT_NE(read_file(dir + "/out.txt").find("--strategy: 'bogus' is not one of grid, random, staged, halving"), std::string::npos);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+}  // namespace
+}  // namespace dyno

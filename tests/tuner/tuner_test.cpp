@@ -1,0 +1,89 @@
+#include "tuner/tuner.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "reports/atomic_file.h"
+#include "synthetic_executor.h"
+
+namespace dyno {
+namespace {
+
+std::string temp_journal(const std::string& name) {
+  const std::string path = "/tmp/dyno_tuner_test_" + name + "_" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  return path;
+}
+
+nlohmann::json start() {
+  return {{"threads", 1}, {"num_workers", 0}, {"batch_size", 64}, {"amp", "off"}, {"set_to_none", false}, {"channels_last", false}};
+}
+
+TEST(Tuner, OverlappingIntervalsAreATieBrokenTowardTheSimplerConfig) {
+  testing::SyntheticExecutor executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
+  Trial simple, fancy;
+  simple.point = start();
+  fancy.point = start();
+  fancy.point["channels_last"] = true;
+  simple.samples_per_second = simple.objective = 100;
+  simple.ci_low = 95, simple.ci_high = 105;
+  fancy.samples_per_second = fancy.objective = 103;
+  fancy.ci_low = 98, fancy.ci_high = 108;
+  EXPECT_TRUE(tuner.better(simple, fancy));  // 103 vs 100 is within the noise
+  EXPECT_FALSE(tuner.better(fancy, simple));
+  fancy.objective = 120;
+  fancy.ci_low = 110, fancy.ci_high = 130;
+  EXPECT_TRUE(tuner.better(fancy, simple));  // separated intervals: the faster one wins
+  Trial failed = fancy;
+  failed.outcome = "crashed";
+  EXPECT_TRUE(tuner.better(simple, failed));
+}
+
+TEST(Tuner, ResumeFromTheJournalRepeatsNothingAndLosesNothing) {
+  const std::string journal = temp_journal("resume");
+  TunerOptions options;
+  options.strategy = "staged";
+  options.journal_path = journal;
+  testing::SyntheticExecutor first;
+  Tuner complete(testing::synthetic_space(), start(), first, options);
+  complete.run();
+  const int64_t total = complete.executed_trials();
+
+  // Simulate a kill: drop the last 3 finished trials and leave a torn line behind.
+  std::ifstream in(journal);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::string truncated;
+  for (size_t i = 0; i + 3 < lines.size(); ++i) truncated += lines[i] + "\n";
+  truncated += lines.back().substr(0, lines.back().size() / 2);
+  write_file_atomically(journal, truncated);
+
+  options.resume = true;
+  testing::SyntheticExecutor second;
+  Tuner resumed(testing::synthetic_space(), start(), second, options);
+  EXPECT_TRUE(resumed.resumed_from_journal());
+  resumed.run();
+  EXPECT_EQ(second.executions, 3);  // exactly the trials that were lost
+  EXPECT_EQ(resumed.executed_trials(), total);
+  EXPECT_EQ(resumed.best()->point, complete.best()->point);
+  std::remove(journal.c_str());
+}
+
+TEST(Tuner, ParetoFrontKeepsOnlyUndominatedTrials) {
+  testing::SyntheticExecutor executor;
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 128, 256, 512});
+  TunerOptions options;
+  options.strategy = "grid";
+  Tuner tuner(space, {{"batch_size", 64}}, executor, options);
+  tuner.run();
+  // Memory grows with the batch; throughput too up to 256, then falls: 512 is dominated by 256.
+  std::vector<int64_t> batches;
+  for (const Trial* t : tuner.pareto_front()) batches.push_back(t->point["batch_size"]);
+  EXPECT_EQ(batches, (std::vector<int64_t>{64, 128, 256}));
+}
+
+}  // namespace
+}  // namespace dyno

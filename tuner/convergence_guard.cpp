@@ -1,0 +1,59 @@
+#include "tuner/convergence_guard.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace dyno {
+namespace {
+
+// Mean of the last quarter of the trajectory (at least one window): less noisy than the last point.
+double tail_mean(const std::vector<double>& losses) {
+  const size_t n = std::max<size_t>(1, losses.size() / 4);
+  double sum = 0;
+  for (size_t i = losses.size() - n; i < losses.size(); ++i) sum += losses[i];
+  return sum / static_cast<double>(n);
+}
+
+std::string fmt(double v) {
+  std::ostringstream out;
+  out.precision(4);
+  out << v;
+  return out.str();
+}
+
+}  // namespace
+
+std::optional<nlohmann::json> ConvergenceGuard::reference_point(const nlohmann::json& point) {
+  nlohmann::json reference = point;
+  bool differs = false;
+  if (point.contains("amp") && point["amp"] != "off") {
+    reference["amp"] = "off";
+    differs = true;
+  }
+  if (point.contains("tf32") && point["tf32"] == true) {
+    reference["tf32"] = false;
+    differs = true;
+  }
+  if (!differs) return std::nullopt;
+  return reference;
+}
+
+std::optional<std::string> ConvergenceGuard::check(const std::vector<double>& candidate,
+                                                   const std::vector<double>* reference) const {
+  for (size_t i = 0; i < candidate.size(); ++i)
+    if (!std::isfinite(candidate[i])) return "convergence guard: loss is " + fmt(candidate[i]) + " at window " + std::to_string(i + 1);
+  if (candidate.size() >= 2) {
+    const double first = candidate.front(), last = tail_mean(candidate);
+    if (!(last < first)) return "convergence guard: loss did not fall (" + fmt(first) + " -> " + fmt(last) + ")";
+  }
+  if (reference && !reference->empty() && !candidate.empty()) {
+    const double mine = tail_mean(candidate), theirs = tail_mean(*reference);
+    if (mine > theirs * (1 + relative_tolerance) + absolute_tolerance)
+      return "convergence guard: final loss " + fmt(mine) + " is above the fp32 reference's " + fmt(theirs) +
+             " beyond tolerance (x" + fmt(1 + relative_tolerance) + " + " + fmt(absolute_tolerance) + ")";
+  }
+  return std::nullopt;
+}
+
+}  // namespace dyno

@@ -1,0 +1,25 @@
+// ConvergenceGuard: rejects a fast configuration that does not train. A candidate's loss
+// trajectory over its measured steps must (1) stay finite, (2) fall (its last window below its
+// first), and (3) when its numerics differ from fp32 (amp, tf32), end within tolerance of the
+// reference run: the same point with amp=off and tf32=false (same batch and LR rule).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dyno {
+
+struct ConvergenceGuard {
+  double relative_tolerance = 0.15;  // candidate final loss <= reference * (1 + rel) + abs
+  double absolute_tolerance = 0.05;
+
+  // The fp32 reference point for `point`, or nullopt when `point` already is fp32.
+  static std::optional<nlohmann::json> reference_point(const nlohmann::json& point);
+  // nullopt when the candidate passes; otherwise the reason it is rejected.
+  std::optional<std::string> check(const std::vector<double>& candidate_losses, const std::vector<double>* reference_losses) const;
+};
+
+}  // namespace dyno

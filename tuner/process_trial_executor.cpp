@@ -1,0 +1,179 @@
+#include "tuner/process_trial_executor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "reports/atomic_file.h"
+#include "reports/run_report.h"
+#include "reports/statistics.h"
+#include "reports/user_error.h"
+
+namespace dyno {
+
+std::atomic<bool> ProcessTrialExecutor::interrupted{false};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string last_line(const std::string& path) {
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const UserError&) {
+    return "";
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const auto nl = text.find_last_of('\n');
+  std::string line = nl == std::string::npos ? text : text.substr(nl + 1);
+  return line.size() > 400 ? line.substr(0, 400) : line;
+}
+
+}  // namespace
+
+std::string current_executable() {
+  std::error_code ec;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("dyno") : path.string();
+}
+
+RunConfig ProcessTrialExecutor::trial_config(const nlohmann::json& point, int64_t budget_level) const {
+  RunConfig c = config_from_json(point, options_.base);
+  if (options_.to_target) {
+    c.stop_at_target = true;
+    c.time_limit_s = options_.time_cap_s * static_cast<double>(budget_level);
+  } else {
+    c.stop_at_target = false;
+    c.final_eval = false;
+    c.max_steps = c.warmup_steps + options_.measure_steps * budget_level;
+    c.time_limit_s = options_.time_cap_s * static_cast<double>(budget_level);
+    c.measure_rel_ci = options_.measure_rel_ci;
+  }
+  c.save_state.clear();
+  c.resume_state.clear();
+  return c;
+}
+
+Trial ProcessTrialExecutor::execute(const nlohmann::json& point, int64_t budget_level, const std::string& name) {
+  Trial trial;
+  trial.point = point;
+  trial.budget_level = budget_level;
+  const std::string dir = options_.trial_dir + "/" + name;
+  std::filesystem::create_directories(dir);
+  const std::string config_path = dir + "/config.json", report_path = dir + "/report.json", log_path = dir + "/log.txt";
+  std::remove(report_path.c_str());
+  RunConfig config;
+  try {
+    config = trial_config(point, budget_level);
+    validate_combination(config);
+  } catch (const UserError& e) {
+    trial.outcome = "invalid_config";
+    trial.reason = e.what();
+    return trial;
+  }
+  write_file_atomically(config_path, to_json(config).dump(2) + "\n");
+
+  std::vector<std::string> args = {options_.dyno_binary, "train", "--config", config_path, "--out", report_path, "--no-progress"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const auto start = Clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Child: own process group (the tuner can kill it whole), dies with the tuner, output to the log.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+      ::close(fd);
+    }
+    ::execv(argv[0], argv.data());
+    std::fprintf(stderr, "cannot execute %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  int status = 0;
+  bool timed_out = false, stopped = false;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (!timed_out && !stopped && (elapsed > options_.timeout_s || interrupted)) {
+      (interrupted ? stopped : timed_out) = true;
+      ::kill(-pid, SIGKILL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  trial.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();
+  trial.report_path = report_path;
+
+  if (stopped) {
+    trial.outcome = "interrupted";
+    trial.reason = "the tuner was interrupted";
+    return trial;
+  }
+  if (timed_out) {
+    trial.outcome = "timeout";
+    trial.reason = "no result within " + std::to_string(static_cast<int>(options_.timeout_s)) + " s; killed";
+    return trial;
+  }
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    trial.outcome = sig == SIGABRT ? "aborted" : "crashed";
+    trial.reason = std::string("killed by signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")" +
+                   (sig == SIGKILL ? "; often the kernel's out-of-memory killer" : "");
+    return trial;
+  }
+  const int code = WEXITSTATUS(status);
+  if (code == 2) {
+    trial.outcome = "invalid_config";
+    trial.reason = last_line(log_path);
+    return trial;
+  }
+  if ((code != 0 && code != 3) || !std::filesystem::exists(report_path)) {
+    trial.outcome = "crashed";
+    trial.reason = "exit status " + std::to_string(code) + ": " + last_line(log_path);
+    return trial;
+  }
+  RunReport report = read_report(report_path);
+  trial.outcome = report.outcome;
+  trial.reason = report.outcome_reason;
+  trial.samples_per_second = report.summary.samples_per_second;
+  Interval ci = median_confidence_interval(report.throughput_windows);
+  trial.ci_low = report.throughput_windows.empty() ? 0 : ci.low;
+  trial.ci_high = report.throughput_windows.empty() ? 0 : ci.high;
+  trial.peak_memory_bytes = report.summary.peak_memory_bytes;
+  trial.time_to_target_s = report.summary.time_to_target_s;
+  for (const auto& p : report.loss_curve) trial.losses.push_back(p.value);
+  if (trial.ok() && report.throughput_windows.empty() && !options_.to_target) {
+    trial.outcome = "rejected";
+    trial.reason = "no measurement window completed (raise the time cap or lower log_every_steps)";
+  }
+  if (trial.ok() && options_.memory_limit_bytes > 0 && trial.peak_memory_bytes > options_.memory_limit_bytes) {
+    trial.outcome = "rejected";
+    trial.reason = "peak memory " + std::to_string(trial.peak_memory_bytes) + " B is above the limit " +
+                   std::to_string(options_.memory_limit_bytes) + " B";
+  }
+  if (trial.ok() && options_.to_target && !trial.time_to_target_s) {
+    trial.outcome = "rejected";
+    trial.reason = "did not reach the target within " + std::to_string(static_cast<int>(config.time_limit_s)) + " s";
+  }
+  return trial;
+}
+
+}  // namespace dyno

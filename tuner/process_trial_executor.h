@@ -1,0 +1,47 @@
+// ProcessTrialExecutor: runs each trial as `dyno train --config trial.json --out report.json` in
+// its own child process (fork + execv of an argument vector, never a shell), in its own process
+// group, killed with the tuner (PR_SET_PDEATHSIG) and after `timeout_s`. The exit status, signal
+// or report becomes the Trial's outcome: ok, diverged, oom, crashed (SIGSEGV and other signals),
+// aborted (SIGABRT), timeout, invalid_config; a peak above memory_limit_bytes is "rejected".
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "reports/run_config.h"
+#include "tuner/trial_executor.h"
+
+namespace dyno {
+
+struct ProcessTrialOptions {
+  std::string dyno_binary;  // path of the dyno executable
+  std::string trial_dir;    // each trial writes <trial_dir>/<name>/{config.json,report.json,log.txt}
+  RunConfig base;           // the run settings every trial starts from
+  int64_t measure_steps = 200;      // optimizer steps per trial at budget level 1 (after warm-up)
+  double time_cap_s = 60;           // per trial at budget level 1
+  double timeout_s = 300;           // hard kill
+  double measure_rel_ci = 0.03;     // stop early once the median's 95% CI is within +-3%
+  int64_t memory_limit_bytes = 0;   // 0 = none
+  bool to_target = false;           // time-to-target trials: train until the target (or the cap)
+};
+
+class ProcessTrialExecutor : public TrialExecutor {
+ public:
+  explicit ProcessTrialExecutor(ProcessTrialOptions options) : options_(std::move(options)) {}
+  Trial execute(const nlohmann::json& point, int64_t budget_level, const std::string& name) override;
+  // The full RunConfig a trial runs (base + point + measurement settings).
+  RunConfig trial_config(const nlohmann::json& point, int64_t budget_level) const;
+  const ProcessTrialOptions& options() const { return options_; }
+
+  // Set by a signal handler: the running child is killed and execute() returns "interrupted".
+  static std::atomic<bool> interrupted;
+
+ private:
+  ProcessTrialOptions options_;
+};
+
+// Path of the running executable (/proc/self/exe).
+std::string current_executable();
+
+}  // namespace dyno

@@ -1,0 +1,16 @@
+#include "tuner/random_search.h"
+
+#include <random>
+
+#include "tuner/tuner.h"
+
+namespace dyno {
+
+void RandomSearch::run(Tuner& tuner) {
+  auto points = tuner.space().grid();
+  std::mt19937_64 rng(tuner.options().seed * 2654435761ULL + 1);
+  for (size_t i = points.size(); i > 1; --i) std::swap(points[i - 1], points[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
+  for (const auto& point : points) tuner.measure(point, "random");
+}
+
+}  // namespace dyno

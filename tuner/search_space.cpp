@@ -1,0 +1,194 @@
+#include "tuner/search_space.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "reports/knob.h"
+#include "reports/user_error.h"
+
+namespace dyno {
+namespace {
+
+const Knob& axis_knob(const std::string& name) {
+  const Knob* knob = find_knob(name);
+  if (!knob) {
+    std::string tunable;
+    for (const auto& k : all_knobs())
+      if (k.tunable) tunable += (tunable.empty() ? "" : ", ") + k.name;
+    throw UserError("space", "axis '" + name + "' is not a knob; tunable knobs: " + tunable);
+  }
+  if (!knob->tunable && !knob->testing)
+    throw UserError("space", "axis '" + name + "' is a knob the tuner does not search (it is a " +
+                                 "run setting; give it with --set instead)");
+  return *knob;
+}
+
+void validate_values(const Knob& knob, const std::vector<nlohmann::json>& values) {
+  if (values.empty()) throw UserError("space", "axis " + knob.name + ": has no values");
+  for (const auto& v : values) {
+    try {
+      knob.validate(v);
+    } catch (const UserError&) {
+      throw UserError("space", "axis " + knob.name + ": value " + v.dump() + " is not " + knob.valid_text());
+    }
+  }
+}
+
+std::vector<nlohmann::json> expand_range(const Knob& knob, double lo, double hi, double step, bool geometric) {
+  const std::string where = "axis " + knob.name + ": range";
+  if (!(lo <= hi)) throw UserError("space", where + " min " + std::to_string(lo) + " is above max " + std::to_string(hi));
+  if (geometric ? !(step > 1) : !(step > 0))
+    throw UserError("space", where + (geometric ? " factor must be > 1" : " step must be > 0"));
+  if (geometric && !(lo > 0)) throw UserError("space", where + " with a factor needs min > 0");
+  std::vector<nlohmann::json> values;
+  for (double v = lo; v <= hi * (1 + 1e-12); v = geometric ? v * step : v + step) {
+    if (knob.type == KnobType::Integer) values.push_back(static_cast<int64_t>(std::llround(v)));
+    else values.push_back(v);
+    if (values.size() > 10000) throw UserError("space", where + " has more than 10000 values");
+  }
+  return values;
+}
+
+nlohmann::json parse_scalar(const Knob& knob, const std::string& text) {
+  try {
+    return knob.parse_text(text);
+  } catch (const UserError&) {
+    throw UserError("space", "axis " + knob.name + ": value '" + text + "' is not " + knob.valid_text());
+  }
+}
+
+}  // namespace
+
+std::string point_key(const Point& point) { return point.dump(); }  // nlohmann objects keep keys sorted
+
+SearchSpace SearchSpace::from_json(const nlohmann::json& json) {
+  if (!json.is_object() || !json.contains("axes") || !json["axes"].is_object())
+    throw UserError("space", "expected {\"axes\": {knob: [values] | {\"min\", \"max\", \"step\" | \"factor\"}}}");
+  SearchSpace space;
+  for (const auto& [name, spec] : json["axes"].items()) {
+    const Knob& knob = axis_knob(name);
+    std::vector<nlohmann::json> values;
+    if (spec.is_array()) {
+      values.assign(spec.begin(), spec.end());
+    } else if (spec.is_object() && spec.contains("min") && spec.contains("max")) {
+      if (!spec["min"].is_number() || !spec["max"].is_number())
+        throw UserError("space", "axis " + name + ": min and max must be numbers, got " + spec.dump());
+      const bool geometric = spec.contains("factor");
+      const double step = geometric ? spec["factor"].get<double>() : spec.value("step", 1.0);
+      values = expand_range(knob, spec["min"], spec["max"], step, geometric);
+    } else {
+      throw UserError("space", "axis " + name + ": " + spec.dump() + " is neither a list of values nor {\"min\", \"max\", ...}");
+    }
+    validate_values(knob, values);
+    space.set_axis(name, values);
+  }
+  return space;
+}
+
+SearchSpace SearchSpace::default_for(const std::string& device, bool convolutional, int64_t cores) {
+  SearchSpace s;
+  std::vector<nlohmann::json> threads;
+  for (int64_t t = 1; t <= std::max<int64_t>(cores, 1); t *= 2) threads.push_back(t);
+  if (threads.back().get<int64_t>() != cores && cores > 1) threads.push_back(cores);
+  s.set_axis("threads", threads);
+  s.set_axis("num_workers", {0, 1, 2});
+  s.set_axis("batch_size", {32, 64, 128, 256, 512, 1024});
+  s.set_axis("lr_scaling", {"sqrt"});
+  s.set_axis("set_to_none", {true, false});
+  if (device == "cuda") {
+    s.set_axis("pin_memory", {false, true});
+    s.set_axis("amp", {"off", "bf16", "fp16"});
+    s.set_axis("tf32", {false, true});
+    if (convolutional) s.set_axis("cudnn_benchmark", {false, true});
+  } else {
+    s.set_axis("amp", {"off", "bf16"});
+  }
+  if (convolutional) s.set_axis("channels_last", {false, true});
+  s.set_axis("checkpointing", {false, true});
+  return s;
+}
+
+void SearchSpace::set_axis(const std::string& knob, std::vector<nlohmann::json> values) {
+  validate_values(axis_knob(knob), values);
+  for (auto& axis : axes_)
+    if (axis.knob == knob) {
+      axis.values = std::move(values);
+      return;
+    }
+  axes_.push_back({knob, std::move(values)});
+}
+
+void SearchSpace::remove_axis(const std::string& knob) {
+  axes_.erase(std::remove_if(axes_.begin(), axes_.end(), [&](const Axis& a) { return a.knob == knob; }), axes_.end());
+}
+
+void SearchSpace::override_axis(const std::string& spec) {
+  const auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UserError("space", "--axis expects knob=v1,v2,... or knob=lo:hi:xF or knob=lo:hi:+S, got '" + spec + "'");
+  const std::string name = spec.substr(0, eq);
+  const std::string body = spec.substr(eq + 1);
+  const Knob& knob = axis_knob(name);
+  std::vector<nlohmann::json> values;
+  const size_t first_colon = body.find(':');
+  if (first_colon != std::string::npos) {
+    const size_t second = body.find(':', first_colon + 1);
+    if (second == std::string::npos || second + 1 >= body.size() || (body[second + 1] != 'x' && body[second + 1] != '+'))
+      throw UserError("space", "axis " + name + ": range '" + body + "' is not lo:hi:xFACTOR or lo:hi:+STEP");
+    auto number = [&](const std::string& t) {
+      try {
+        size_t used = 0;
+        double v = std::stod(t, &used);
+        if (used == t.size()) return v;
+      } catch (...) {
+      }
+      throw UserError("space", "axis " + name + ": '" + t + "' in range '" + body + "' is not a number");
+    };
+    values = expand_range(knob, number(body.substr(0, first_colon)), number(body.substr(first_colon + 1, second - first_colon - 1)),
+                          number(body.substr(second + 2)), body[second + 1] == 'x');
+  } else {
+    size_t start = 0;
+    while (start <= body.size()) {
+      size_t comma = body.find(',', start);
+      if (comma == std::string::npos) comma = body.size();
+      values.push_back(parse_scalar(knob, body.substr(start, comma - start)));
+      start = comma + 1;
+    }
+  }
+  set_axis(name, values);
+}
+
+const Axis* SearchSpace::find(const std::string& knob) const {
+  for (const auto& axis : axes_)
+    if (axis.knob == knob) return &axis;
+  return nullptr;
+}
+
+int64_t SearchSpace::grid_size() const {
+  int64_t n = 1;
+  for (const auto& axis : axes_) n *= static_cast<int64_t>(axis.values.size());
+  return n;
+}
+
+std::vector<Point> SearchSpace::grid() const {
+  std::vector<Point> points{nlohmann::json::object()};
+  for (const auto& axis : axes_) {
+    std::vector<Point> next;
+    for (const auto& p : points)
+      for (const auto& v : axis.values) {
+        Point q = p;
+        q[axis.knob] = v;
+        next.push_back(q);
+      }
+    points = std::move(next);
+  }
+  return points;
+}
+
+nlohmann::json SearchSpace::to_json() const {
+  nlohmann::json axes = nlohmann::json::object();
+  for (const auto& axis : axes_) axes[axis.knob] = axis.values;
+  return {{"axes", axes}};
+}
+
+}  // namespace dyno

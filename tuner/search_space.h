@@ -1,0 +1,53 @@
+// SearchSpace: the axes a tuner searches, as data. Each axis is a knob from the engine's table and
+// the list of values to try; a space comes from JSON, from the per-device defaults, and from
+// command-line overrides. Every value is validated against the knob's declaration, so a bad space
+// fails before any trial runs, with an error naming the axis and the value.
+//
+// JSON form: {"axes": {"batch_size": [32, 64, 128], "threads": {"min": 1, "max": 4, "step": 1},
+//                      "num_workers": {"min": 0, "max": 4, "factor": 2}, "amp": ["off", "bf16"]}}
+// Command-line form: "batch_size=32,64,128" or "batch_size=32:512:x2" or "threads=1:4:+1".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dyno {
+
+struct Axis {
+  std::string knob;
+  std::vector<nlohmann::json> values;
+};
+
+// A point of the space: knob -> value for every axis.
+using Point = nlohmann::json;
+
+class SearchSpace {
+ public:
+  static SearchSpace from_json(const nlohmann::json& json);
+  // CPU: threads, num_workers, batch_size, amp off/bf16, set_to_none, channels_last (conv),
+  // checkpointing. CUDA adds pin_memory, amp fp16, cudnn_benchmark (conv), tf32.
+  static SearchSpace default_for(const std::string& device, bool convolutional, int64_t cores);
+
+  // "knob=v1,v2" | "knob=lo:hi:xF" | "knob=lo:hi:+S"; replaces or adds that axis.
+  void override_axis(const std::string& spec);
+  void set_axis(const std::string& knob, std::vector<nlohmann::json> values);
+  void remove_axis(const std::string& knob);
+
+  const std::vector<Axis>& axes() const { return axes_; }
+  const Axis* find(const std::string& knob) const;
+  int64_t grid_size() const;
+  // Every point, in lexicographic order of the axes (the grid strategy's order).
+  std::vector<Point> grid() const;
+  nlohmann::json to_json() const;
+
+ private:
+  std::vector<Axis> axes_;
+};
+
+// Canonical text for a point (sorted keys), used as its identity in journals.
+std::string point_key(const Point& point);
+
+}  // namespace dyno

@@ -1,0 +1,122 @@
+#include "tuner/staged_search.h"
+
+#include <algorithm>
+#include <set>
+
+#include "tuner/tuner.h"
+
+namespace dyno {
+namespace {
+
+class Climber {
+ public:
+  explicit Climber(Tuner& tuner) : tuner_(tuner), current_(tuner.start_point()) { best_ = tuner.measure(current_, "start"); }
+
+  // Measures `knob` = value from the current best; keeps it when preferred. Returns the trial.
+  Trial try_value(const std::string& knob, const nlohmann::json& value, const std::string& stage) {
+    nlohmann::json point = current_;
+    point[knob] = value;
+    if (point == current_) return best_;
+    Trial trial = tuner_.measure(point, stage);
+    if (tuner_.better(trial, best_)) {
+      current_ = point;
+      best_ = trial;
+    }
+    return trial;
+  }
+
+  const nlohmann::json& current() const { return current_; }
+  const Trial& best() const { return best_; }
+
+ private:
+  Tuner& tuner_;
+  nlohmann::json current_;
+  Trial best_;
+};
+
+bool failed_on_memory(const Trial& t) {
+  return t.outcome == "oom" || (t.outcome == "rejected" && t.reason.find("memory") != std::string::npos);
+}
+
+bool is_ordered(const Axis& axis) { return !axis.values.empty() && axis.values.front().is_number(); }
+
+}  // namespace
+
+void StagedSearch::run(Tuner& tuner) {
+  Climber climber(tuner);
+  const SearchSpace& space = tuner.space();
+  const std::set<std::string> pipeline = {"num_workers", "prefetch", "pin_memory"};
+
+  // 1. Data pipeline.
+  for (const auto& axis : space.axes())
+    if (pipeline.count(axis.knob))
+      for (const auto& v : axis.values) climber.try_value(axis.knob, v, "pipeline");
+
+  // 2. Batch size: geometric growth to the plateau or the memory wall, then bisection.
+  if (const Axis* batch_axis = space.find("batch_size")) {
+    std::vector<int64_t> sizes;
+    for (const auto& v : batch_axis->values) sizes.push_back(v.get<int64_t>());
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    int64_t good = climber.current()["batch_size"].get<int64_t>();
+    int64_t upper = 0;  // first size known not to be better (0 = none yet)
+    int64_t memory_wall = 0;
+    for (;;) {
+      auto next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s >= 2 * good; });
+      if (next == sizes.end()) next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s > good; });
+      if (next == sizes.end()) break;
+      Trial t = climber.try_value("batch_size", *next, "batch-grow");
+      if (climber.current()["batch_size"] == *next) {
+        good = *next;
+        continue;
+      }
+      upper = *next;
+      if (failed_on_memory(t)) memory_wall = *next;
+      break;
+    }
+    // Bisection between the best size and the first one past it.
+    while (upper > 0) {
+      std::vector<int64_t> between;
+      for (int64_t s : sizes)
+        if (s > good && s < upper && (memory_wall == 0 || s < memory_wall * (1.0 - oom_margin_))) between.push_back(s);
+      if (between.empty()) break;
+      const int64_t mid = between[between.size() / 2];
+      Trial t = climber.try_value("batch_size", mid, "batch-bisect");
+      if (climber.current()["batch_size"] == mid) {
+        good = mid;
+      } else {
+        upper = mid;
+        if (failed_on_memory(t)) memory_wall = mid;
+      }
+    }
+  }
+
+  // 3. The other axes, threads first: they change the cost of everything else.
+  std::vector<const Axis*> others;
+  for (const auto& axis : space.axes())
+    if (!pipeline.count(axis.knob) && axis.knob != "batch_size") others.push_back(&axis);
+  std::stable_sort(others.begin(), others.end(), [](const Axis* a, const Axis* b) { return a->knob == "threads" && b->knob != "threads"; });
+  for (const Axis* axis : others)
+    for (const auto& v : axis->values) climber.try_value(axis->knob, v, "knobs");
+
+  // 4. Local refinement around the best, while it improves (knobs interact: e.g. bf16 or
+  // checkpointing can move the best batch size).
+  for (int round = 0; round < 3; ++round) {
+    const std::string before = climber.current().dump();
+    for (const auto& axis : space.axes()) {
+      if (is_ordered(axis)) {
+        auto it = std::find(axis.values.begin(), axis.values.end(), climber.current()[axis.knob]);
+        if (it == axis.values.end()) continue;
+        const auto index = static_cast<size_t>(it - axis.values.begin());
+        const nlohmann::json here = climber.current()[axis.knob];
+        if (index + 1 < axis.values.size()) climber.try_value(axis.knob, axis.values[index + 1], "refine");
+        if (index > 0 && climber.current()[axis.knob] == here) climber.try_value(axis.knob, axis.values[index - 1], "refine");
+      } else {
+        for (const auto& v : axis.values) climber.try_value(axis.knob, v, "refine");
+      }
+    }
+    if (climber.current().dump() == before) break;
+  }
+}
+
+}  // namespace dyno

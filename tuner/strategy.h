@@ -1,0 +1,24 @@
+// Strategy: decides which points to measure, through Tuner::measure, and nothing else (no timing,
+// no bookkeeping). Strategies are deterministic for a seed, so a resumed run asks for the same
+// points in the same order and the journal answers the ones already measured.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dyno {
+
+class Tuner;
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual void run(Tuner& tuner) = 0;
+};
+
+// grid | random | staged | halving; throws UserError naming the valid ones.
+std::unique_ptr<Strategy> make_strategy(const std::string& name);
+const std::vector<std::string>& strategy_names();
+
+}  // namespace dyno

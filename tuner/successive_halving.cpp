@@ -1,0 +1,37 @@
+#include "tuner/successive_halving.h"
+
+#include <algorithm>
+#include <random>
+
+#include "tuner/tuner.h"
+
+namespace dyno {
+
+void SuccessiveHalving::run(Tuner& tuner) {
+  auto points = tuner.space().grid();
+  std::mt19937_64 rng(tuner.options().seed * 2654435761ULL + 7);
+  for (size_t i = points.size(); i > 1; --i) std::swap(points[i - 1], points[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
+  // The first rung holds as many candidates as a third of the trial budget allows (all, without one).
+  size_t first_rung = points.size();
+  if (tuner.options().max_trials > 0)
+    first_rung = std::min(first_rung, static_cast<size_t>(std::max<int64_t>(reduction_, tuner.options().max_trials * 2 / 3)));
+  points.resize(first_rung);
+  int64_t level = 1;
+  while (points.size() > 1) {
+    for (const auto& p : points) tuner.measure(p, "halving-rung" + std::to_string(level), level);
+    // measure() grows the trial list (references into it move): rank copies found by key.
+    std::vector<std::pair<nlohmann::json, Trial>> ranked;
+    for (const auto& p : points)
+      for (const auto& t : tuner.trials())
+        if (t.key == trial_key(p, level)) ranked.emplace_back(p, t);
+    std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) { return tuner.better(a.second, b.second); });
+    const size_t keep = std::max<size_t>(1, points.size() / static_cast<size_t>(reduction_));
+    points.clear();
+    for (size_t i = 0; i < keep && i < ranked.size(); ++i)
+      if (ranked[i].second.ok()) points.push_back(ranked[i].first);
+    level *= reduction_;
+  }
+  if (points.size() == 1) tuner.measure(points[0], "halving-final", level);
+}
+
+}  // namespace dyno

@@ -1,0 +1,60 @@
+#include "tuner/trial.h"
+
+#include <cmath>
+
+#include "tuner/search_space.h"
+
+namespace dyno {
+
+std::string trial_key(const nlohmann::json& point, int64_t budget_level) {
+  return point_key(point) + "@" + std::to_string(budget_level);
+}
+
+nlohmann::json to_json(const Trial& t) {
+  auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  std::vector<nlohmann::json> losses;
+  for (double l : t.losses) losses.push_back(number(l));
+  return {{"id", t.id},
+          {"key", t.key},
+          {"point", t.point},
+          {"stage", t.stage},
+          {"budget_level", t.budget_level},
+          {"outcome", t.outcome},
+          {"reason", t.reason},
+          {"samples_per_second", number(t.samples_per_second)},
+          {"ci_low", number(t.ci_low)},
+          {"ci_high", number(t.ci_high)},
+          {"objective", number(t.objective)},
+          {"peak_memory_bytes", t.peak_memory_bytes},
+          {"time_to_target_s", t.time_to_target_s ? nlohmann::json(*t.time_to_target_s) : nlohmann::json(nullptr)},
+          {"losses", losses},
+          {"wall_time_s", t.wall_time_s},
+          {"report_path", t.report_path}};
+}
+
+Trial trial_from_json(const nlohmann::json& j) {
+  auto number = [&](const char* key) {
+    return j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::nan("");
+  };
+  Trial t;
+  t.id = j.at("id").get<int64_t>();
+  t.key = j.at("key").get<std::string>();
+  t.point = j.at("point");
+  t.stage = j.value("stage", "");
+  t.budget_level = j.value("budget_level", int64_t{1});
+  t.outcome = j.at("outcome").get<std::string>();
+  t.reason = j.value("reason", "");
+  t.samples_per_second = number("samples_per_second");
+  t.ci_low = number("ci_low");
+  t.ci_high = number("ci_high");
+  t.objective = number("objective");
+  t.peak_memory_bytes = j.value("peak_memory_bytes", int64_t{0});
+  if (j.contains("time_to_target_s") && j["time_to_target_s"].is_number()) t.time_to_target_s = j["time_to_target_s"].get<double>();
+  if (j.contains("losses"))
+    for (const auto& l : j["losses"]) t.losses.push_back(l.is_number() ? l.get<double>() : std::nan(""));
+  t.wall_time_s = j.value("wall_time_s", 0.0);
+  t.report_path = j.value("report_path", "");
+  return t;
+}
+
+}  // namespace dyno

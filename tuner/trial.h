@@ -1,0 +1,41 @@
+// Trial: one measured configuration, as the tuner records it in its journal and report: the
+// point (knob -> value), the stage that asked for it, its budget level, the outcome from the
+// fixed outcome list (a failed trial is a result), throughput with its 95% interval, peak memory,
+// the loss trajectory the convergence guard looks at, and what it cost.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dyno {
+
+struct Trial {
+  int64_t id = 0;
+  std::string key;  // point_key(point) + "@" + budget level: the identity used for resume
+  nlohmann::json point = nlohmann::json::object();
+  std::string stage;
+  int64_t budget_level = 1;
+  std::string outcome = "ok";
+  std::string reason;
+  double samples_per_second = 0;  // median over windows
+  double ci_low = 0;              // 95% interval of the median
+  double ci_high = 0;
+  double objective = 0;  // what the search maximises (throughput, or 1 / time to target)
+  int64_t peak_memory_bytes = 0;
+  std::optional<double> time_to_target_s;
+  std::vector<double> losses;  // training loss per window
+  double wall_time_s = 0;      // the trial's cost, process start to end
+  std::string report_path;
+
+  bool ok() const { return outcome == "ok"; }
+};
+
+nlohmann::json to_json(const Trial& trial);
+Trial trial_from_json(const nlohmann::json& json);
+std::string trial_key(const nlohmann::json& point, int64_t budget_level);
+
+}  // namespace dyno

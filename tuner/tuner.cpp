@@ -1,0 +1,194 @@
+#include "tuner/tuner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "reports/atomic_file.h"
+#include "reports/user_error.h"
+#include "tuner/strategy.h"
+
+namespace dyno {
+
+Tuner::Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& executor, TunerOptions options)
+    : space_(std::move(space)), start_point_(std::move(start_point)), executor_(executor), options_(std::move(options)) {
+  if (options_.resume) load_journal();
+}
+
+void Tuner::load_journal() {
+  std::ifstream in(options_.journal_path);
+  if (!in) return;
+  std::string line;
+  int64_t line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line.empty()) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error&) {
+      // Only the last line can be torn (a kill mid-write): it was not a finished trial.
+      if (in.peek() == EOF) break;
+      throw UserError("journal", options_.journal_path + ":" + std::to_string(line_number) + " is not JSON; the journal is damaged");
+    }
+    if (j.value("kind", "") != "trial") continue;
+    Trial t = trial_from_json(j["trial"]);
+    by_key_[t.key] = trials_.size();
+    trials_.push_back(std::move(t));
+  }
+  resumed_ = !trials_.empty();
+}
+
+void Tuner::append_to_journal(const Trial& trial) {
+  if (options_.journal_path.empty()) return;
+  append_line_durably(options_.journal_path, nlohmann::json{{"kind", "trial"}, {"trial", to_json(trial)}}.dump());
+}
+
+int64_t Tuner::executed_trials() const {
+  int64_t n = 0;
+  for (const auto& t : trials_) n += t.stage != "verify";
+  return n;
+}
+
+double Tuner::spent_s() const {
+  double s = 0;
+  for (const auto& t : trials_)
+    if (t.stage != "verify") s += t.wall_time_s;
+  return s;
+}
+
+bool Tuner::budget_left() const {
+  if (options_.max_trials > 0 && executed_trials() >= options_.max_trials) return false;
+  if (options_.budget_s > 0 && spent_s() >= options_.budget_s) return false;
+  return true;
+}
+
+int64_t Tuner::complexity(const nlohmann::json& point) const {
+  int64_t n = 0;
+  for (const auto& [knob, value] : point.items())
+    if (!start_point_.contains(knob) || start_point_[knob] != value) ++n;
+  return n;
+}
+
+const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level) {
+  const std::string key = trial_key(point, budget_level);
+  if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
+  if (!budget_left()) throw BudgetExhausted{};
+  const int64_t id = static_cast<int64_t>(trials_.size()) + 1;
+  Trial trial = executor_.execute(point, budget_level, "trial-" + std::to_string(id));
+  if (trial.outcome == "interrupted") throw TuningInterrupted{};
+  trial.id = id;
+  trial.key = key;
+  trial.stage = stage;
+  trial.objective = trial.samples_per_second;
+  if (options_.objective == "time-to-target")
+    trial.objective = trial.time_to_target_s && *trial.time_to_target_s > 0 ? 1.0 / *trial.time_to_target_s : 0.0;
+  if (options_.objective == "time-to-target" || (trial.ci_low == 0 && trial.ci_high == 0)) trial.ci_low = trial.ci_high = trial.objective;
+
+  if (trial.ok()) {
+    // The reference is measured (and journaled) first, so a resume finds it and does not repeat it.
+    const std::vector<double>* reference_losses = nullptr;
+    std::vector<double> reference_copy;
+    if (auto reference = ConvergenceGuard::reference_point(point); reference && !trial.losses.empty()) {
+      try {
+        const Trial& ref = measure(*reference, "guard-reference", budget_level);
+        if (ref.ok()) {
+          reference_copy = ref.losses;
+          reference_losses = &reference_copy;
+        }
+      } catch (const BudgetExhausted&) {
+        // No budget for the reference: the candidate is judged on its own trajectory.
+      }
+      if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
+      trial.id = static_cast<int64_t>(trials_.size()) + 1;
+    }
+    if (auto reason = options_.guard.check(trial.losses, reference_losses)) {
+      trial.outcome = "rejected";
+      trial.reason = *reason;
+    }
+  }
+  by_key_[key] = trials_.size();
+  trials_.push_back(trial);
+  append_to_journal(trial);
+  if (options_.on_trial) options_.on_trial(trials_.back(), *this);
+  return trials_.back();
+}
+
+const Trial& Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label) {
+  const std::string key = "verify:" + label + ":" + point_key(point);
+  if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
+  const int64_t id = static_cast<int64_t>(trials_.size()) + 1;
+  Trial trial = executor.execute(point, 1, "verify-" + label);
+  if (trial.outcome == "interrupted") throw TuningInterrupted{};
+  trial.id = id;
+  trial.key = key;
+  trial.stage = "verify";
+  trial.objective = trial.time_to_target_s ? 1.0 / std::max(*trial.time_to_target_s, 1e-9) : 0.0;
+  by_key_[key] = trials_.size();
+  trials_.push_back(trial);
+  append_to_journal(trial);
+  if (options_.on_trial) options_.on_trial(trials_.back(), *this);
+  return trials_.back();
+}
+
+bool Tuner::better(const Trial& a, const Trial& b) const {
+  if (a.ok() != b.ok()) return a.ok();
+  if (!a.ok()) return false;
+  if (a.ci_low > b.ci_high) return true;
+  if (b.ci_low > a.ci_high) return false;
+  // A tie: prefer the simpler configuration, then the one that needs clearly less memory.
+  const int64_t ca = complexity(a.point), cb = complexity(b.point);
+  if (ca != cb) return ca < cb;
+  if (a.peak_memory_bytes > 0 && b.peak_memory_bytes > 0) {
+    if (a.peak_memory_bytes < 0.95 * b.peak_memory_bytes) return true;
+    if (b.peak_memory_bytes < 0.95 * a.peak_memory_bytes) return false;
+  }
+  return a.objective > b.objective;
+}
+
+const Trial* Tuner::best() const {
+  int64_t top_level = 0;
+  for (const auto& t : trials_)
+    if (t.ok() && t.stage != "verify" && t.stage != "guard-reference") top_level = std::max(top_level, t.budget_level);
+  const Trial* winner = nullptr;
+  for (const auto& t : trials_) {
+    if (!t.ok() || t.stage == "verify" || t.stage == "guard-reference" || t.budget_level != top_level) continue;
+    if (!winner || better(t, *winner)) winner = &t;
+  }
+  return winner;
+}
+
+std::vector<const Trial*> Tuner::pareto_front() const {
+  std::vector<const Trial*> front;
+  for (const auto& t : trials_) {
+    if (!t.ok() || t.stage == "verify") continue;
+    bool dominated = false;
+    for (const auto& u : trials_) {
+      if (!u.ok() || u.stage == "verify" || &u == &t) continue;
+      if (u.objective >= t.objective && u.peak_memory_bytes <= t.peak_memory_bytes &&
+          (u.objective > t.objective || u.peak_memory_bytes < t.peak_memory_bytes)) {
+        dominated = true;
+        break;
+      }
+    }
+    if (!dominated) front.push_back(&t);
+  }
+  std::sort(front.begin(), front.end(), [](const Trial* a, const Trial* b) { return a->peak_memory_bytes < b->peak_memory_bytes; });
+  return front;
+}
+
+void Tuner::run() {
+  auto strategy = make_strategy(options_.strategy);
+  try {
+    strategy->run(*this);
+  } catch (const BudgetExhausted&) {
+    // The budget decides when to stop; what was measured stands.
+  }
+}
+
+nlohmann::json journal_header(const TunerOptions& options, const SearchSpace& space, const nlohmann::json& base_config) {
+  return {{"kind", "header"},      {"strategy", options.strategy}, {"objective", options.objective},
+          {"seed", options.seed},  {"space", space.to_json()},     {"base_config", base_config}};
+}
+
+}  // namespace dyno

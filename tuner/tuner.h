@@ -1,0 +1,83 @@
+// Tuner: the bookkeeping every search strategy shares. Strategies ask measure(point) and never
+// time anything; the Tuner runs the trial through its executor (once: results are memoised by
+// point and budget level), applies the convergence guard, appends each finished trial to the
+// journal (flushed, so a killed run resumes with nothing lost or repeated), enforces the budget,
+// and compares trials noise-aware: overlapping 95% intervals are a tie, broken toward the
+// simpler (fewer knobs changed from the start point) and then the cheaper (less memory) config.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tuner/convergence_guard.h"
+#include "tuner/search_space.h"
+#include "tuner/trial.h"
+#include "tuner/trial_executor.h"
+
+namespace dyno {
+
+// Thrown by measure() when the trial or time budget is spent; strategies let it propagate.
+struct BudgetExhausted {};
+// Thrown by measure() when the user interrupted the run (the journal is intact: resume later).
+struct TuningInterrupted {};
+
+struct TunerOptions {
+  std::string strategy = "staged";
+  std::string objective = "throughput";  // throughput | time-to-target
+  int64_t max_trials = 0;                // 0 = no limit
+  double budget_s = 0;                   // sum of trial wall times; 0 = no limit
+  uint64_t seed = 0;
+  std::string journal_path;              // empty = no journal
+  bool resume = false;
+  ConvergenceGuard guard;
+  std::function<void(const Trial&, const class Tuner&)> on_trial;  // progress reporting
+};
+
+class Tuner {
+ public:
+  Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& executor, TunerOptions options);
+
+  const Trial& measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level = 1);
+  // A verification trial (to the target, with another executor): journaled, memoised under
+  // "verify:" keys, not counted against the search budget.
+  const Trial& verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label);
+  // Runs the named strategy until it is done or the budget is spent.
+  void run();
+
+  // a is preferred to b (see the header comment). Failed trials lose to any ok trial.
+  bool better(const Trial& a, const Trial& b) const;
+  // The preferred ok trial (at the highest budget level measured), or nullptr.
+  const Trial* best() const;
+  std::vector<const Trial*> pareto_front() const;  // throughput up, peak memory down
+
+  const SearchSpace& space() const { return space_; }
+  const nlohmann::json& start_point() const { return start_point_; }
+  const TunerOptions& options() const { return options_; }
+  const std::vector<Trial>& trials() const { return trials_; }
+  int64_t executed_trials() const;  // trials that count against the budget
+  double spent_s() const;
+  bool budget_left() const;
+  int64_t complexity(const nlohmann::json& point) const;  // knobs changed from the start point
+  bool resumed_from_journal() const { return resumed_; }
+
+ private:
+  void append_to_journal(const Trial& trial);
+  void load_journal();
+
+  SearchSpace space_;
+  nlohmann::json start_point_;
+  TrialExecutor& executor_;
+  TunerOptions options_;
+  std::vector<Trial> trials_;
+  std::map<std::string, size_t> by_key_;
+  bool resumed_ = false;
+};
+
+// The journal's first line: what the run was, so --resume can refuse a mismatched one.
+nlohmann::json journal_header(const TunerOptions& options, const SearchSpace& space, const nlohmann::json& base_config);
+
+}  // namespace dyno
