@@ -1,19 +1,14 @@
 #include "tuner/process_trial_executor.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <cstdio>
 #include <filesystem>
-#include <thread>
-#include <vector>
 
 #include "reports/atomic_file.h"
+#include "reports/child_process.h"
 #include "reports/run_report.h"
 #include "reports/statistics.h"
 #include "reports/user_error.h"
@@ -21,25 +16,6 @@
 namespace dyno {
 
 std::atomic<bool> ProcessTrialExecutor::interrupted{false};
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-std::string last_line(const std::string& path) {
-  std::string text;
-  try {
-    text = read_file(path);
-  } catch (const UserError&) {
-    return "";
-  }
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  const auto nl = text.find_last_of('\n');
-  std::string line = nl == std::string::npos ? text : text.substr(nl + 1);
-  return line.size() > 400 ? line.substr(0, 400) : line;
-}
-
-}  // namespace
 
 std::string current_executable() {
   std::error_code ec;
@@ -83,45 +59,11 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, int64_t budget_
   }
   write_file_atomically(config_path, to_json(config).dump(2) + "\n");
 
-  std::vector<std::string> args = {options_.dyno_binary, "train", "--config", config_path, "--out", report_path, "--no-progress"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  const auto start = Clock::now();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    // Child: own process group (the tuner can kill it whole), dies with the tuner, output to the log.
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      ::close(fd);
-    }
-    ::execv(argv[0], argv.data());
-    std::fprintf(stderr, "cannot execute %s: %s\n", argv[0], std::strerror(errno));
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-  int status = 0;
-  bool timed_out = false, stopped = false;
-  for (;;) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    if (!timed_out && !stopped && (elapsed > options_.timeout_s || interrupted)) {
-      (interrupted ? stopped : timed_out) = true;
-      ::kill(-pid, SIGKILL);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  trial.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();
+  const ChildResult child = run_child({options_.dyno_binary, "train", "--config", config_path, "--out", report_path, "--no-progress"},
+                                     log_path, options_.timeout_s, &interrupted);
+  trial.wall_time_s = child.wall_time_s;
   trial.report_path = report_path;
-
+  const bool stopped = child.interrupted, timed_out = child.timed_out;
   if (stopped) {
     trial.outcome = "interrupted";
     trial.reason = "the tuner was interrupted";
@@ -132,22 +74,22 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, int64_t budget_
     trial.reason = "no result within " + std::to_string(static_cast<int>(options_.timeout_s)) + " s; killed";
     return trial;
   }
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
+  if (child.signaled) {
+    const int sig = child.signal;
     trial.outcome = sig == SIGABRT ? "aborted" : "crashed";
     trial.reason = std::string("killed by signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")" +
                    (sig == SIGKILL ? "; often the kernel's out-of-memory killer" : "");
     return trial;
   }
-  const int code = WEXITSTATUS(status);
+  const int code = child.exit_code;
   if (code == 2) {
     trial.outcome = "invalid_config";
-    trial.reason = last_line(log_path);
+    trial.reason = last_line_of(log_path);
     return trial;
   }
   if ((code != 0 && code != 3) || !std::filesystem::exists(report_path)) {
     trial.outcome = "crashed";
-    trial.reason = "exit status " + std::to_string(code) + ": " + last_line(log_path);
+    trial.reason = "exit status " + std::to_string(code) + ": " + last_line_of(log_path);
     return trial;
   }
   RunReport report = read_report(report_path);

@@ -11,6 +11,7 @@
 
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
+#include "suite/cli/compare_commands.h"
 #include "tuner/tune_command.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   dyno::add_train_command(app);
   dyno::add_list_commands(app);
   dyno::add_tune_command(app);
+  dyno::add_compare_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,85 @@
+#include "reports/child_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "reports/atomic_file.h"
+#include "reports/user_error.h"
+
+namespace dyno {
+
+ChildResult run_child(const std::vector<std::string>& args, const std::string& log_path, double timeout_s,
+                      const std::atomic<bool>* stop) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::string> owned = args;
+  std::vector<char*> argv;
+  for (auto& a : owned) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const auto start = Clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+      ::close(fd);
+    }
+    ::execv(argv[0], argv.data());
+    std::fprintf(stderr, "cannot execute %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  ChildResult result;
+  int status = 0;
+  for (;;) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) break;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (!result.timed_out && !result.interrupted) {
+      if (stop && *stop) {
+        result.interrupted = true;
+        ::kill(-pid, SIGKILL);
+      } else if (timeout_s > 0 && elapsed > timeout_s) {
+        result.timed_out = true;
+        ::kill(-pid, SIGKILL);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  result.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();
+  if (WIFSIGNALED(status)) {
+    result.signaled = true;
+    result.signal = WTERMSIG(status);
+  } else {
+    result.exit_code = WEXITSTATUS(status);
+  }
+  return result;
+}
+
+std::string last_line_of(const std::string& path) {
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const UserError&) {
+    return "";
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const auto nl = text.find_last_of('\n');
+  std::string line = nl == std::string::npos ? text : text.substr(nl + 1);
+  return line.size() > 400 ? line.substr(0, 400) : line;
+}
+
+}  // namespace dyno

@@ -1,0 +1,124 @@
+#include "reports/comparison.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "reports/user_error.h"
+
+namespace dyno {
+
+double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+
+double normal_quantile(double p) {
+  // Acklam's rational approximation refined by one Newton step: |error| < 1e-12 in (0, 1).
+  if (!(p > 0 && p < 1)) throw std::invalid_argument("normal_quantile: p outside (0, 1)");
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                             1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01, -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00};
+  double x;
+  if (p < 0.02425) {
+    double q = std::sqrt(-2 * std::log(p));
+    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  } else if (p > 1 - 0.02425) {
+    double q = std::sqrt(-2 * std::log(1 - p));
+    x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  } else {
+    double q = p - 0.5, r = q * q;
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  }
+  const double e = normal_cdf(x) - p;
+  const double u = e * std::sqrt(2 * M_PI) * std::exp(x * x / 2);
+  return x - u / (1 + x * u / 2);
+}
+
+namespace {
+
+std::vector<double> logs(const std::vector<double>& values, const char* which) {
+  std::vector<double> out;
+  for (double v : values) {
+    if (!(v > 0) || !std::isfinite(v))
+      throw UserError("compare", std::string(which) + " has a figure " + std::to_string(v) + " that is not a positive number");
+    out.push_back(std::log(v));
+  }
+  return out;
+}
+
+// Regression on the log scale -> relative regression.
+double relative(double log_shift) { return std::exp(log_shift) - 1.0; }
+
+}  // namespace
+
+ShiftEstimate estimate_shift(const std::vector<double>& baseline, const std::vector<double>& candidate, bool higher_is_better,
+                             double confidence) {
+  if (baseline.size() < 2 || candidate.size() < 2)
+    throw UserError("compare", "need at least 2 repetitions on each side (baseline " + std::to_string(baseline.size()) +
+                                   ", candidate " + std::to_string(candidate.size()) + ")");
+  const auto x = logs(baseline, "the baseline"), y = logs(candidate, "the candidate");
+  // d = how much worse the candidate is, on the log scale, for every pair.
+  std::vector<double> d;
+  d.reserve(x.size() * y.size());
+  for (double b : x)
+    for (double c : y) d.push_back(higher_is_better ? b - c : c - b);
+  std::sort(d.begin(), d.end());
+  const double n = static_cast<double>(x.size()), m = static_cast<double>(y.size()), nm = n * m;
+  ShiftEstimate s;
+  s.baseline_count = static_cast<int>(x.size());
+  s.candidate_count = static_cast<int>(y.size());
+  const size_t mid = d.size() / 2;
+  s.regression = relative(d.size() % 2 ? d[mid] : 0.5 * (d[mid - 1] + d[mid]));
+  // Mann-Whitney: the count of positive differences; normal approximation with tie correction.
+  double positive = 0;
+  for (double v : d) positive += v > 0 ? 1.0 : v == 0 ? 0.5 : 0.0;
+  const double sd = std::sqrt(nm * (n + m + 1) / 12.0);
+  s.p_value = sd > 0 ? 1.0 - normal_cdf((positive - nm / 2.0 - 0.5) / sd) : 1.0;
+  const double z = normal_quantile(0.5 + confidence / 2.0);
+  const long k = std::max(0L, static_cast<long>(std::floor(nm / 2.0 - z * sd)));
+  const size_t lo = std::min(static_cast<size_t>(k), d.size() - 1), hi = d.size() - 1 - lo;
+  s.regression_low = relative(d[lo]);
+  s.regression_high = relative(d[hi]);
+  return s;
+}
+
+ShiftEstimate estimate_paired_shift(const std::vector<double>& baseline, const std::vector<double>& candidate, bool higher_is_better,
+                                    double confidence) {
+  if (baseline.size() != candidate.size() || baseline.size() < 3)
+    throw UserError("compare", "paired comparison needs the same number (>= 3) of baseline and candidate figures, got " +
+                                   std::to_string(baseline.size()) + " and " + std::to_string(candidate.size()));
+  const auto x = logs(baseline, "the baseline"), y = logs(candidate, "the candidate");
+  std::vector<double> d;
+  for (size_t i = 0; i < x.size(); ++i) d.push_back(higher_is_better ? x[i] - y[i] : y[i] - x[i]);
+  std::vector<double> walsh;
+  for (size_t i = 0; i < d.size(); ++i)
+    for (size_t j = i; j < d.size(); ++j) walsh.push_back(0.5 * (d[i] + d[j]));
+  std::sort(walsh.begin(), walsh.end());
+  const double n = static_cast<double>(d.size()), total = static_cast<double>(walsh.size());
+  ShiftEstimate s;
+  s.baseline_count = s.candidate_count = static_cast<int>(d.size());
+  const size_t mid = walsh.size() / 2;
+  s.regression = relative(walsh.size() % 2 ? walsh[mid] : 0.5 * (walsh[mid - 1] + walsh[mid]));
+  // Wilcoxon signed rank: T+ = number of positive Walsh averages.
+  double positive = 0;
+  for (double v : walsh) positive += v > 0 ? 1.0 : v == 0 ? 0.5 : 0.0;
+  const double sd = std::sqrt(n * (n + 1) * (2 * n + 1) / 24.0);
+  s.p_value = sd > 0 ? 1.0 - normal_cdf((positive - total / 2.0 - 0.5) / sd) : 1.0;
+  const double z = normal_quantile(0.5 + confidence / 2.0);
+  const long k = std::max(0L, static_cast<long>(std::floor(total / 2.0 - z * sd)));
+  const size_t lo = std::min(static_cast<size_t>(k), walsh.size() - 1), hi = walsh.size() - 1 - lo;
+  s.regression_low = relative(walsh[lo]);
+  s.regression_high = relative(walsh[hi]);
+  return s;
+}
+
+std::string verdict(const ShiftEstimate& s, const CompareOptions& o) {
+  if (s.p_value < o.alpha && s.regression >= o.threshold) return "FAIL";
+  if (s.regression_high < o.threshold) return "PASS";
+  return "INCONCLUSIVE";
+}
+
+}  // namespace dyno

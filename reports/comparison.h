@@ -1,0 +1,46 @@
+// Statistically sound comparison of two sets of per-repetition figures (throughput of each run,
+// time of each benchmark repetition), for `dyno compare` and `dyno check`.
+//
+// The shift is estimated on the log scale, so it reads as a relative change: Hodges-Lehmann
+// (median of all pairwise differences; of the Walsh averages for paired ABBA data), with a
+// distribution-free confidence interval from the Mann-Whitney / Wilcoxon signed-rank statistic
+// and a one-sided p-value for "the candidate is worse". Verdicts:
+//   FAIL          significant at `alpha` AND the estimated regression is at least `threshold`;
+//   PASS          the upper confidence bound of the regression is below `threshold`;
+//   INCONCLUSIVE  anything else (too few or too noisy repetitions to tell).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dyno {
+
+struct ShiftEstimate {
+  double regression = 0;        // estimated relative regression: 0.05 = 5% more time per item (throughput / 1.05)
+  double regression_low = 0;    // confidence interval of that
+  double regression_high = 0;
+  double p_value = 1;           // one-sided: probability of a shift this large if there were none
+  int candidate_count = 0;
+  int baseline_count = 0;
+};
+
+struct CompareOptions {
+  double threshold = 0.05;
+  double alpha = 0.01;
+  double confidence = 0.99;
+};
+
+// higher_is_better: throughput (a drop is a regression); false: times (a rise is a regression).
+ShiftEstimate estimate_shift(const std::vector<double>& baseline, const std::vector<double>& candidate, bool higher_is_better,
+                             double confidence);
+// Pairs (baseline[i], candidate[i]) measured back to back (ABBA blocks).
+ShiftEstimate estimate_paired_shift(const std::vector<double>& baseline, const std::vector<double>& candidate,
+                                    bool higher_is_better, double confidence);
+
+std::string verdict(const ShiftEstimate& shift, const CompareOptions& options);  // PASS | FAIL | INCONCLUSIVE
+
+// Standard normal helpers (exposed for tests).
+double normal_cdf(double z);
+double normal_quantile(double p);
+
+}  // namespace dyno

@@ -1,0 +1,35 @@
+// FigureSet: the per-repetition figures of one result file, by metric, whatever produced it:
+//   - a dyno run report: "samples_per_second" from its measurement windows (higher is better);
+//   - a dyno check baseline/result: "samples_per_second" from its runs (one figure per process);
+//   - Google Benchmark JSON (with --benchmark_repetitions): each benchmark's real time per
+//     repetition (lower is better), and its items_per_second where reported (higher is better).
+// The environment travels along so that a comparison can warn when the machines differ.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dyno {
+
+struct MetricSamples {
+  bool higher_is_better = true;
+  std::string unit;
+  std::vector<double> values;
+};
+
+struct FigureSet {
+  std::string kind;  // run | baseline | check | google-benchmark
+  std::map<std::string, MetricSamples> metrics;
+  nlohmann::json environment = nlohmann::json::object();  // device, libtorch_version, cores, cpu_model, ...
+};
+
+// Throws UserError naming the file and what is wrong with it.
+FigureSet load_figure_set(const std::string& path);
+FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& what);
+// Human lines for every environment field that differs ("cores: 2 vs 16").
+std::vector<std::string> environment_differences(const nlohmann::json& a, const nlohmann::json& b);
+
+}  // namespace dyno

@@ -1,0 +1,266 @@
+#include "suite/cli/compare_commands.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "reports/atomic_file.h"
+#include "reports/child_process.h"
+#include "reports/comparison.h"
+#include "reports/figure_set.h"
+#include "reports/run_config.h"
+#include "reports/run_report.h"
+#include "reports/user_error.h"
+#include "suite/cli/commands.h"
+
+namespace dyno {
+namespace {
+
+double parse_fraction(const std::string& text, const std::string& flag) {
+  std::string t = text;
+  bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(t, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != t.size() || !(v >= 0)) throw UserError("check", flag + ": '" + text + "' is not a fraction like 5% or 0.05");
+  return percent ? v / 100.0 : v;
+}
+
+std::string pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.2f%%", 100 * v);
+  return b;
+}
+
+struct MetricVerdict {
+  std::string metric;
+  ShiftEstimate shift;
+  std::string verdict;
+};
+
+std::string markdown(const std::vector<MetricVerdict>& rows, const CompareOptions& o, const std::vector<std::string>& warnings,
+                     const std::string& title) {
+  std::ostringstream md;
+  md << "### " << title << "\n\n"
+     << "| metric | regression (HL) | " << static_cast<int>(o.confidence * 100) << "% interval | p (one-sided) | n (base/cand) | verdict |\n"
+     << "|---|---|---|---|---|---|\n";
+  for (const auto& r : rows)
+    md << "| " << r.metric << " | " << pct(r.shift.regression) << " | [" << pct(r.shift.regression_low) << ", "
+       << pct(r.shift.regression_high) << "] | " << r.shift.p_value << " | " << r.shift.baseline_count << "/" << r.shift.candidate_count
+       << " | **" << r.verdict << "** |\n";
+  md << "\nthreshold " << pct(o.threshold).substr(1) << ", alpha " << o.alpha
+     << "; FAIL = significant and at least the threshold, PASS = interval entirely below the threshold.\n";
+  for (const auto& w : warnings) md << "\n> warning: environments differ: " << w << "\n";
+  return md.str();
+}
+
+int exit_status(const std::vector<MetricVerdict>& rows, bool strict) {
+  bool inconclusive = false;
+  for (const auto& r : rows) {
+    if (r.verdict == "FAIL") return 1;
+    inconclusive |= r.verdict == "INCONCLUSIVE";
+  }
+  return inconclusive ? (strict ? 1 : 2) : 0;
+}
+
+struct CompareArgs {
+  std::string baseline, candidate, threshold = "5%", markdown_path;
+  double alpha = 0.01;
+  bool strict = false;
+};
+
+int run_compare(const CompareArgs& a) {
+  CompareOptions o;
+  o.threshold = parse_fraction(a.threshold, "--threshold");
+  o.alpha = a.alpha;
+  const FigureSet base = load_figure_set(a.baseline), cand = load_figure_set(a.candidate);
+  std::vector<MetricVerdict> rows;
+  for (const auto& [name, b] : base.metrics) {
+    auto it = cand.metrics.find(name);
+    if (it == cand.metrics.end()) continue;
+    MetricVerdict row{name, estimate_shift(b.values, it->second.values, b.higher_is_better, o.confidence), ""};
+    row.verdict = verdict(row.shift, o);
+    rows.push_back(row);
+  }
+  if (rows.empty())
+    throw UserError("compare", "'" + a.baseline + "' and '" + a.candidate + "' share no metric (" + base.kind + " vs " + cand.kind + ")");
+  const auto warnings = environment_differences(base.environment, cand.environment);
+  for (const auto& w : warnings) std::cerr << "dyno compare: warning: environments differ: " << w << "\n";
+  const std::string md = markdown(rows, o, warnings, "dyno compare: " + a.candidate + " against " + a.baseline);
+  std::cout << md;
+  if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md);
+  return exit_status(rows, a.strict);
+}
+
+struct CheckArgs {
+  std::string baseline, against, threshold = "5%", markdown_path, out, record;
+  std::string workload;
+  std::vector<std::string> settings, candidate_settings;
+  double alpha = 0.01;
+  int runs = 10;
+  bool strict = false;
+  bool no_rerun = false;
+  double run_timeout_s = 300;
+};
+
+// One measurement: a fresh `dyno train` process of `config`; its figure is the run's median
+// throughput over its measurement windows.
+double measure_once(const std::string& dyno, const nlohmann::json& config, const std::string& dir, int index) {
+  const std::string cfg = dir + "/run-" + std::to_string(index) + ".config.json", out = dir + "/run-" + std::to_string(index) + ".json",
+                    log = dir + "/run-" + std::to_string(index) + ".log";
+  write_file_atomically(cfg, config.dump(2));
+  ChildResult r = run_child({dyno, "train", "--config", cfg, "--out", out, "--no-progress"}, log, 300);
+  if (r.signaled || r.timed_out || r.exit_code != 0)
+    throw UserError("check", "measurement run " + std::to_string(index) + " of " + dyno + " failed: " +
+                                 (r.timed_out ? std::string("timed out") : r.signaled ? "signal " + std::to_string(r.signal) : last_line_of(log)));
+  return read_report(out).summary.samples_per_second;
+}
+
+nlohmann::json with_settings(nlohmann::json config, const std::vector<std::string>& settings) {
+  RunConfig c = config_from_json(config);
+  for (const auto& s : settings) apply_setting(c, s);
+  return to_json(c);
+}
+
+int run_check(const CheckArgs& a) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string work = std::filesystem::temp_directory_path().string() + "/dyno-check-" + std::to_string(::getpid());
+  std::filesystem::create_directories(work);
+  if (!a.record.empty()) {
+    // Record a baseline: the config (complete, resolved defaults) and `runs` per-run figures.
+    RunConfig c;
+    if (!a.workload.empty()) c.workload = a.workload;
+    for (const auto& s : a.settings) apply_setting(c, s);
+    const nlohmann::json config = to_json(c);
+    nlohmann::json runs = nlohmann::json::array();
+    for (int i = 0; i < a.runs; ++i) runs.push_back(measure_once(self, config, work, i));
+    nlohmann::json environment = to_json(read_report(work + "/run-0.json"))["environment"];
+    nlohmann::json baseline = {{"schema_version", "1.0"}, {"kind", "baseline"}, {"config", config}, {"unit", "samples/s"},
+                               {"runs", runs}, {"environment", environment}};
+    write_file_atomically(a.record, baseline.dump(2) + "\n");
+    std::cout << "recorded " << a.runs << " runs of " << c.workload << " into " << a.record << "\n";
+    return 0;
+  }
+  if (a.baseline.empty()) throw UserError("check", "--baseline FILE is required (or --record FILE to make one)");
+  nlohmann::json baseline;
+  try {
+    baseline = nlohmann::json::parse(read_file(a.baseline));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UserError("check", "'" + a.baseline + "' is not valid JSON: " + e.what());
+  }
+  check_schema_version(baseline, "'" + a.baseline + "'");
+  if (baseline.value("kind", "") != "baseline" || !baseline.contains("config"))
+    throw UserError("check", "'" + a.baseline + "' is not a dyno baseline (make one with dyno check --record FILE)");
+  const nlohmann::json base_config = with_settings(baseline["config"], a.settings);
+  const nlohmann::json cand_config = with_settings(base_config, a.candidate_settings);
+  CompareOptions o;
+  o.threshold = parse_fraction(a.threshold, "--threshold");
+  o.alpha = a.alpha;
+  if (a.runs < 3) throw UserError("check", "--runs: " + std::to_string(a.runs) + " is too few; use 3 or more");
+
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<double> base_runs, cand_runs;
+  int index = 0;
+  auto measure_round = [&] {
+    if (!a.against.empty()) {
+      // ABBA blocks on the same machine: drift affects both builds alike and cancels in the pairs.
+      for (int block = 0; block < (a.runs + 1) / 2; ++block) {
+        const double b1 = measure_once(a.against, base_config, work, index++);
+        const double c1 = measure_once(self, cand_config, work, index++);
+        const double c2 = measure_once(self, cand_config, work, index++);
+        const double b2 = measure_once(a.against, base_config, work, index++);
+        base_runs.insert(base_runs.end(), {b1, b2});
+        cand_runs.insert(cand_runs.end(), {c1, c2});
+      }
+    } else {
+      if (base_runs.empty())
+        for (const auto& v : baseline.at("runs")) base_runs.push_back(v.get<double>());
+      for (int i = 0; i < a.runs; ++i) cand_runs.push_back(measure_once(self, cand_config, work, index++));
+    }
+  };
+  auto evaluate = [&] {
+    MetricVerdict row{"samples_per_second",
+                      a.against.empty() ? estimate_shift(base_runs, cand_runs, true, o.confidence)
+                                        : estimate_paired_shift(base_runs, cand_runs, true, o.confidence),
+                      ""};
+    row.verdict = verdict(row.shift, o);
+    return row;
+  };
+  measure_round();
+  MetricVerdict row = evaluate();
+  bool reran = false;
+  if (row.verdict == "INCONCLUSIVE" && !a.no_rerun) {
+    measure_round();  // the automatic re-run: as many repetitions again
+    row = evaluate();
+    reran = true;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::vector<std::string> warnings;
+  if (a.against.empty() && std::filesystem::exists(work + "/run-0.json"))
+    warnings = environment_differences(baseline.value("environment", nlohmann::json::object()),
+                                       to_json(read_report(work + "/run-0.json"))["environment"]);
+  for (const auto& w : warnings) std::cerr << "dyno check: warning: environments differ: " << w << "\n";
+  const std::string md = markdown({row}, o, warnings,
+                                  std::string("dyno check") + (a.against.empty() ? " against baseline " + a.baseline : " (ABBA) against " + a.against)) +
+                         "\n" + std::to_string(static_cast<int>(base_runs.size())) + " baseline and " + std::to_string(static_cast<int>(cand_runs.size())) +
+                         " candidate runs" + (reran ? " (after one automatic re-run)" : "") + ", " + std::to_string(static_cast<int>(seconds)) + " s\n";
+  std::cout << md;
+  if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md);
+  if (!a.out.empty())
+    write_file_atomically(a.out, nlohmann::json{{"schema_version", "1.0"}, {"kind", "check"}, {"config", cand_config}, {"unit", "samples/s"},
+                                                {"runs", cand_runs}, {"baseline_runs", base_runs}, {"verdict", row.verdict},
+                                                {"regression", row.shift.regression}, {"regression_low", row.shift.regression_low},
+                                                {"regression_high", row.shift.regression_high}, {"p_value", row.shift.p_value},
+                                                {"threshold", o.threshold}, {"alpha", o.alpha}, {"seconds", seconds}, {"reran", reran}}
+                                         .dump(2) + "\n");
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(work, ec)) ::unlink(entry.path().c_str());
+  ::rmdir(work.c_str());
+  return exit_status({row}, a.strict);
+}
+
+}  // namespace
+
+void add_compare_commands(CLI::App& app) {
+  auto c = std::make_shared<CompareArgs>();
+  auto* compare = app.add_subcommand("compare", "compare two results (run reports, check baselines, Google Benchmark JSON) metric by metric");
+  compare->add_option("baseline", c->baseline, "the reference result")->required();
+  compare->add_option("candidate", c->candidate, "the result to judge")->required();
+  compare->add_option("--threshold", c->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str();
+  compare->add_option("--alpha", c->alpha, "significance level of the one-sided test")->capture_default_str();
+  compare->add_option("--markdown", c->markdown_path, "also write the Markdown summary here");
+  compare->add_flag("--strict", c->strict, "treat INCONCLUSIVE as a failure (exit 1)");
+  register_command_handler(compare, [c] { return run_compare(*c); });
+
+  auto k = std::make_shared<CheckArgs>();
+  auto* check = app.add_subcommand("check", "re-measure a baseline's configuration now and gate on a regression (exit 0 pass, 1 fail, 2 inconclusive)");
+  check->add_option("--baseline,-b", k->baseline, "baseline file (kind: baseline)");
+  check->add_option("--record", k->record, "measure --runs runs of --workload/--set and write them as a baseline FILE");
+  check->add_option("--workload,-w", k->workload, "with --record: the workload");
+  check->add_option("--set,-s", k->settings, "knob=value applied to both sides (with --record: the config)")->take_all();
+  check->add_option("--candidate-set", k->candidate_settings, "knob=value for the candidate only (e.g. slowdown_percent=5 to validate)")->take_all();
+  check->add_option("--against", k->against, "another dyno binary: run both interleaved (ABBA) and compare pairs");
+  check->add_option("--runs", k->runs, "repetitions per side")->capture_default_str();
+  check->add_option("--threshold", k->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str();
+  check->add_option("--alpha", k->alpha, "significance level of the one-sided test")->capture_default_str();
+  check->add_flag("--strict", k->strict, "treat INCONCLUSIVE (after the re-run) as a failure");
+  check->add_flag("--no-rerun", k->no_rerun, "do not re-run automatically when inconclusive");
+  check->add_option("--markdown", k->markdown_path, "also write the Markdown summary here (for CI logs)");
+  check->add_option("--out", k->out, "write the check result JSON here (readable by dyno compare)");
+  register_command_handler(check, [k] { return run_check(*k); });
+}
+
+}  // namespace dyno

@@ -1,0 +1,47 @@
+#include "reports/figure_set.h"
+
+#include <gtest/gtest.h>
+
+#include "reports/user_error.h"
+
+namespace dyno {
+namespace {
+
+TEST(FigureSet, ReadsGoogleBenchmarkRepetitions) {
+  auto j = nlohmann::json::parse(R"({"context": {"num_cpus": 2, "host_name": "h"}, "benchmarks": [
+    {"name": "BM_a/repeats:3", "run_name": "BM_a", "run_type": "iteration", "real_time": 10.0, "time_unit": "ns", "items_per_second": 5},
+    {"name": "BM_a/repeats:3", "run_name": "BM_a", "run_type": "iteration", "real_time": 11.0, "time_unit": "ns", "items_per_second": 6},
+    {"name": "BM_a/repeats:3_mean", "run_name": "BM_a", "run_type": "aggregate", "real_time": 10.5},
+    {"name": "BM_b", "run_name": "BM_b", "run_type": "iteration", "error_occurred": true, "error_message": "skipped"}]})");
+  FigureSet s = figure_set_from_json(j, "x");
+  EXPECT_EQ(s.kind, "google-benchmark");
+  ASSERT_TRUE(s.metrics.count("BM_a real_time"));
+  EXPECT_EQ(s.metrics["BM_a real_time"].values, (std::vector<double>{10, 11}));
+  EXPECT_FALSE(s.metrics["BM_a real_time"].higher_is_better);
+  EXPECT_TRUE(s.metrics["BM_a items_per_second"].higher_is_better);
+  EXPECT_FALSE(s.metrics.count("BM_b real_time"));  // skipped benchmarks carry no figures
+}
+
+TEST(FigureSet, ReadsBaselinesAndRejectsMalformedOnes) {
+  auto ok = nlohmann::json::parse(R"({"schema_version": "1.0", "kind": "baseline", "runs": [100, 101, 99], "environment": {"cores": 2}})");
+  EXPECT_EQ(figure_set_from_json(ok, "b").metrics["samples_per_second"].values.size(), 3u);
+  auto no_runs = nlohmann::json::parse(R"({"schema_version": "1.0", "kind": "baseline"})");
+  EXPECT_THROW(figure_set_from_json(no_runs, "b"), UserError);
+  auto bad_run = nlohmann::json::parse(R"({"schema_version": "1.0", "kind": "baseline", "runs": [1, "x"]})");
+  EXPECT_THROW(figure_set_from_json(bad_run, "b"), UserError);
+  auto future = nlohmann::json::parse(R"({"schema_version": "3.0", "kind": "baseline", "runs": [1, 2]})");
+  EXPECT_THROW(figure_set_from_json(future, "b"), UserError);
+  auto tune = nlohmann::json::parse(R"({"schema_version": "1.0", "kind": "tune"})");
+  EXPECT_THROW(figure_set_from_json(tune, "t"), UserError);
+}
+
+TEST(FigureSet, EnvironmentDifferencesAreNamed) {
+  auto diff = environment_differences({{"cores", 2}, {"device", "cpu"}, {"libtorch_version", "2.11.0"}},
+                                      {{"cores", 16}, {"device", "cpu"}, {"libtorch_version", "2.4.0"}});
+  ASSERT_EQ(diff.size(), 2u);
+  EXPECT_EQ(diff[0], "cores: 2 vs 16");
+  EXPECT_EQ(diff[1], "libtorch_version: \"2.11.0\" vs \"2.4.0\"");
+}
+
+}  // namespace
+}  // namespace dyno

@@ -1,0 +1,104 @@
+// `dyno compare` and `dyno check` verdicts and exit codes on fixed inputs, through the real CLI.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/atomic_file.h"
+#include "test_support.h"
+
+namespace dyno {
+namespace {
+
+std::string baseline_file(const std::filesystem::path& dir, const std::string& name, const std::vector<double>& runs,
+                          const std::string& kind = "baseline") {
+  nlohmann::json config = {{"workload", "fashion-mlp"}, {"size", "tiny"}, {"max_steps", 16}, {"warmup_steps", 2},
+                           {"log_every_steps", 2}, {"threads", 1}, {"stop_at_target", false}, {"final_eval", false}};
+  const auto path = (dir / name).string();
+  write_file_atomically(path, nlohmann::json{{"schema_version", "1.0"}, {"kind", kind}, {"config", config}, {"runs", runs},
+                                             {"environment", {{"cores", 2}, {"device", "cpu"}}}}.dump());
+  return path;
+}
+
+TEST(CompareCommand, VerdictsAndExitCodes) {
+  auto dir = testing::fresh_dir("compare");
+  auto base = baseline_file(dir, "base.json", {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8});
+  auto same = baseline_file(dir, "same.json", {100.3, 99.6, 100.4, 99.7, 100.05, 99.95, 100.6, 99.4});
+  auto slow = baseline_file(dir, "slow.json", {90, 91, 89, 90.5, 89.5, 90, 90.2, 89.8});
+  auto noisy = baseline_file(dir, "noisy.json", {50, 150, 70, 130});
+  auto r = testing::run_dyno("compare " + base + " " + same);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("**PASS**"), std::string::npos) << r.output;
+  r = testing::run_dyno("compare " + base + " " + slow);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("**FAIL**"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("+11.1"), std::string::npos) << r.output;  // 100 -> 90 samples/s = +11.1% time per sample
+  r = testing::run_dyno("compare " + base + " " + noisy);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("**INCONCLUSIVE**"), std::string::npos) << r.output;
+  r = testing::run_dyno("compare --strict " + base + " " + noisy);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  r = testing::run_dyno("compare --threshold 15% " + base + " " + slow);
+  EXPECT_EQ(r.exit_code, 0) << r.output;  // a 10% shift is below a 15% threshold
+  testing::remove_tree(dir);
+}
+
+TEST(CompareCommand, MalformedAndMismatchedInputs) {
+  auto dir = testing::fresh_dir("compare_bad");
+  auto base = baseline_file(dir, "base.json", {100, 101, 99});
+  write_file_atomically((dir / "broken.json").string(), "{\"schema_version\": ");
+  auto r = testing::run_dyno("compare " + base + " " + (dir / "broken.json").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("is not valid JSON"), std::string::npos) << r.output;
+  write_file_atomically((dir / "future.json").string(), R"({"schema_version": "2.0", "kind": "baseline", "runs": [1, 2]})");
+  r = testing::run_dyno("compare " + base + " " + (dir / "future.json").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("major version 2"), std::string::npos) << r.output;
+  write_file_atomically((dir / "gbench.json").string(),
+                        R"({"benchmarks": [{"name": "BM_x", "run_name": "BM_x", "run_type": "iteration", "real_time": 1.0}]})");
+  r = testing::run_dyno("compare " + base + " " + (dir / "gbench.json").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("share no metric"), std::string::npos) << r.output;
+  r = testing::run_dyno("compare --threshold lots " + base + " " + base);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--threshold: 'lots' is not a fraction"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
+TEST(CompareCommand, WarnsWhenEnvironmentsDiffer) {
+  auto dir = testing::fresh_dir("compare_env");
+  auto base = baseline_file(dir, "base.json", {100, 101, 99, 100});
+  auto other = (dir / "other.json").string();
+  write_file_atomically(other, R"({"schema_version": "1.0", "kind": "baseline", "runs": [100, 101, 99, 100], "environment": {"cores": 16, "device": "cpu"}})");
+  auto r = testing::run_dyno("compare " + base + " " + other);
+  EXPECT_NE(r.output.find("warning: environments differ: cores: 2 vs 16"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
+TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
+  auto dir = testing::fresh_dir("check");
+  // A baseline no machine can reach: the re-measurement is a large, certain regression.
+  auto unreachable = baseline_file(dir, "unreachable.json", {1e12, 1.01e12, 0.99e12, 1e12, 1e12});
+  auto r = testing::run_dyno("check --baseline " + unreachable + " --runs 3 --out " + (dir / "result.json").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("**FAIL**"), std::string::npos) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(read_file((dir / "result.json").string()))["verdict"], "FAIL");
+  // A baseline every machine beats: pass.
+  auto trivial = baseline_file(dir, "trivial.json", {1, 1.01, 0.99, 1, 1});
+  r = testing::run_dyno("check --baseline " + trivial + " --runs 3");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // A baseline too spread to judge: inconclusive even after the automatic re-run; --strict fails.
+  auto spread = baseline_file(dir, "spread.json", {1, 1e12, 1, 1e12});
+  r = testing::run_dyno("check --baseline " + spread + " --runs 3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("after one automatic re-run"), std::string::npos) << r.output;
+  r = testing::run_dyno("check --strict --no-rerun --baseline " + spread + " --runs 3");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  // Not a baseline.
+  auto wrong = baseline_file(dir, "wrong.json", {1, 2}, "check");
+  r = testing::run_dyno("check --baseline " + wrong);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("is not a dyno baseline"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
+}  // namespace
+}  // namespace dyno
