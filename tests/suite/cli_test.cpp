@@ -73,3 +73,23 @@ TEST(Cli, ListsWorkloadsAndKnobsAsJson) {
 
 }  // namespace
 }  // namespace dyno
+
+namespace dyno {
+namespace {
+
+TEST(Cli, ReportRendersTechniquesAndHtml) {
+  auto dir = testing::fresh_dir("cli_report");
+  write_file_atomically((dir / "tech.json").string(), R"({"benchmarks": [
+    {"name": "anomaly/on", "run_name": "anomaly/on", "run_type": "iteration", "real_time": 50, "time_unit": "us"},
+    {"name": "anomaly/off", "run_name": "anomaly/off", "run_type": "iteration", "real_time": 1, "time_unit": "us"}]})");
+  auto r = testing::run_dyno("report techniques " + (dir / "tech.json").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("50.00x"), std::string::npos) << r.output;
+  r = testing::run_dyno("report " + dir.string() + " --html");
+  EXPECT_EQ(r.exit_code, 2) << r.output;  // no tuning report there
+  EXPECT_NE(r.output.find("give the --out folder of a dyno tune run"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
+}  // namespace
+}  // namespace dyno

@@ -1,0 +1,306 @@
+#include "reports/html_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+#include "reports/technique_claims.h"
+
+namespace dyno {
+namespace {
+
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v, int precision = 3) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*g", precision, v);
+  return b;
+}
+
+// Axis ticks: 3 significant digits with k / M suffixes instead of exponents.
+std::string tick(double v) {
+  const double a = std::fabs(v);
+  if (a >= 1e6) return num(v / 1e6) + "M";
+  if (a >= 1e3) return num(v / 1e3) + "k";
+  return num(v);
+}
+
+std::string fixed(double v, int decimals = 1) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", decimals, v);
+  return b;
+}
+
+double safe(const nlohmann::json& j, const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0; }
+
+const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+
+// A plot area with axes, ticks and labels; maps data to pixels.
+struct Plot {
+  double width = 760, height = 300, left = 70, right = 20, top = 20, bottom = 45;
+  double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+  std::string x_label, y_label;
+  double px(double x) const { return left + (x - x0) / (x1 - x0 == 0 ? 1 : x1 - x0) * (width - left - right); }
+  double py(double y) const { return height - bottom - (y - y0) / (y1 - y0 == 0 ? 1 : y1 - y0) * (height - top - bottom); }
+  std::string frame() const {
+    std::ostringstream s;
+    s << "<rect x='" << left << "' y='" << top << "' width='" << width - left - right << "' height='" << height - top - bottom
+      << "' fill='#fafafa' stroke='#999'/>";
+    for (int i = 0; i <= 4; ++i) {
+      const double yv = y0 + (y1 - y0) * i / 4.0, xv = x0 + (x1 - x0) * i / 4.0;
+      s << "<line x1='" << left << "' x2='" << width - right << "' y1='" << py(yv) << "' y2='" << py(yv) << "' stroke='#e4e4e4'/>"
+        << "<text x='" << left - 6 << "' y='" << py(yv) + 4 << "' text-anchor='end' font-size='11'>" << tick(yv) << "</text>"
+        << "<text x='" << px(xv) << "' y='" << height - bottom + 16 << "' text-anchor='middle' font-size='11'>" << tick(xv) << "</text>";
+    }
+    s << "<text x='" << (left + width - right) / 2 << "' y='" << height - 8 << "' text-anchor='middle' font-size='12'>" << escape(x_label)
+      << "</text><text x='14' y='" << (top + height - bottom) / 2 << "' text-anchor='middle' font-size='12' transform='rotate(-90 14 "
+      << (top + height - bottom) / 2 << ")'>" << escape(y_label) << "</text>";
+    return s.str();
+  }
+  std::string open() const {
+    std::ostringstream s;
+    s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height << "' font-family='sans-serif'>";
+    return s.str();
+  }
+};
+
+std::string throughput_chart(const nlohmann::json& trials, int64_t best_id) {
+  Plot p;
+  p.x_label = "trial";
+  p.y_label = "samples/s (median, 95% interval)";
+  double hi = 0;
+  int64_t n = 0;
+  for (const auto& t : trials) {
+    hi = std::max({hi, safe(t, "ci_high"), safe(t, "samples_per_second")});
+    n = std::max<int64_t>(n, t.value("id", int64_t{0}));
+  }
+  p.x0 = 0;
+  p.x1 = static_cast<double>(n + 1);
+  p.y1 = hi > 0 ? hi * 1.08 : 1;
+  std::ostringstream s;
+  s << p.open() << p.frame();
+  for (const auto& t : trials) {
+    if (t.value("stage", "") == "verify") continue;
+    const double x = p.px(static_cast<double>(t.value("id", int64_t{0})));
+    const bool ok = t.value("outcome", "") == "ok";
+    const double v = safe(t, "samples_per_second");
+    if (ok) {
+      s << "<line x1='" << x << "' x2='" << x << "' y1='" << p.py(safe(t, "ci_low")) << "' y2='" << p.py(safe(t, "ci_high"))
+        << "' stroke='#1f77b4' stroke-width='2'/>";
+      s << "<circle cx='" << x << "' cy='" << p.py(v) << "' r='" << (t["id"] == best_id ? 6 : 3.5) << "' fill='"
+        << (t["id"] == best_id ? "#2ca02c" : "#1f77b4") << "'><title>trial " << t["id"] << ": " << fixed(v, 0) << " samples/s ["
+        << fixed(safe(t, "ci_low"), 0) << ", " << fixed(safe(t, "ci_high"), 0) << "] " << escape(t.value("changes", "")) << "</title></circle>";
+    } else {
+      s << "<text x='" << x << "' y='" << p.py(0) - 4 << "' text-anchor='middle' font-size='13' fill='#d62728'>&#x2715;<title>trial "
+        << t["id"] << ": " << escape(t.value("outcome", "")) << " - " << escape(t.value("reason", "")) << "</title></text>";
+    }
+  }
+  s << "</svg>";
+  return s.str();
+}
+
+std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& front) {
+  Plot p;
+  p.x_label = "peak memory (MiB)";
+  p.y_label = "samples/s";
+  double xmin = 1e300, xmax = 0, ymax = 0;
+  for (const auto& t : trials) {
+    if (t.value("outcome", "") != "ok" || t.value("stage", "") == "verify") continue;
+    const double m = safe(t, "peak_memory_bytes") / 1048576.0;
+    xmin = std::min(xmin, m);
+    xmax = std::max(xmax, m);
+    ymax = std::max(ymax, safe(t, "samples_per_second"));
+  }
+  if (xmax <= 0) return "<p>No successful trial to plot.</p>";
+  const double pad = std::max(1.0, (xmax - xmin) * 0.1);
+  p.x0 = std::max(0.0, xmin - pad);
+  p.x1 = xmax + pad;
+  p.y1 = ymax * 1.08;
+  std::ostringstream s;
+  s << p.open() << p.frame();
+  for (const auto& t : trials) {
+    if (t.value("outcome", "") != "ok" || t.value("stage", "") == "verify") continue;
+    s << "<circle cx='" << p.px(safe(t, "peak_memory_bytes") / 1048576.0) << "' cy='" << p.py(safe(t, "samples_per_second"))
+      << "' r='3.5' fill='#9aa9c4'><title>trial " << t["id"] << ": " << escape(t.value("changes", "")) << "</title></circle>";
+  }
+  std::string path;
+  for (const auto& f : front)
+    path += (path.empty() ? "M" : " L") + fixed(p.px(safe(f, "peak_memory_bytes") / 1048576.0)) + " " + fixed(p.py(safe(f, "samples_per_second")));
+  s << "<path d='" << path << "' fill='none' stroke='#ff7f0e' stroke-width='2'/>";
+  for (const auto& f : front)
+    s << "<circle cx='" << p.px(safe(f, "peak_memory_bytes") / 1048576.0) << "' cy='" << p.py(safe(f, "samples_per_second"))
+      << "' r='5' fill='#ff7f0e'><title>trial " << f["id"] << ": " << escape(f.value("changes", "")) << "</title></circle>";
+  s << "</svg>";
+  return s.str();
+}
+
+std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json>>& series, const char* curve, const std::string& y_label) {
+  Plot p;
+  p.x_label = "optimizer step";
+  p.y_label = y_label;
+  double xmax = 0, ymin = 1e300, ymax = -1e300;
+  for (const auto& [label, report] : series)
+    for (const auto& pt : report["curves"][curve]) {
+      if (!pt["value"].is_number()) continue;
+      xmax = std::max(xmax, safe(pt, "step"));
+      ymin = std::min(ymin, pt["value"].get<double>());
+      ymax = std::max(ymax, pt["value"].get<double>());
+    }
+  if (xmax <= 0 || ymax < ymin) return "<p>No " + std::string(curve) + " curves recorded.</p>";
+  p.x1 = xmax;
+  p.y0 = ymin - (ymax - ymin) * 0.05;
+  p.y1 = ymax + (ymax - ymin) * 0.05 + 1e-9;
+  std::ostringstream s;
+  s << p.open() << p.frame();
+  int color = 0;
+  for (const auto& [label, report] : series) {
+    std::string path;
+    for (const auto& pt : report["curves"][curve])
+      if (pt["value"].is_number()) path += (path.empty() ? "M" : " L") + fixed(p.px(safe(pt, "step"))) + " " + fixed(p.py(pt["value"].get<double>()));
+    const char* c = kPalette[color % 8];
+    s << "<path d='" << path << "' fill='none' stroke='" << c << "' stroke-width='1.8'><title>" << escape(label) << "</title></path>";
+    s << "<rect x='" << p.width - p.right - 250 << "' y='" << p.top + 8 + 15 * color << "' width='10' height='10' fill='" << c << "'/>"
+      << "<text x='" << p.width - p.right - 236 << "' y='" << p.top + 17 + 15 * color << "' font-size='11'>" << escape(label.substr(0, 38))
+      << "</text>";
+    ++color;
+  }
+  s << "</svg>";
+  return s.str();
+}
+
+std::string phase_chart(const nlohmann::json& report) {
+  if (!report.contains("phases")) return "<p>No phase times recorded.</p>";
+  std::vector<std::pair<std::string, double>> phases;
+  double total = 0;
+  for (const auto& [name, p] : report["phases"].items()) {
+    if (name == "eval") continue;
+    phases.emplace_back(name, safe(p, "per_step_ms"));
+    total += safe(p, "per_step_ms");
+  }
+  if (total <= 0) return "<p>No phase times recorded.</p>";
+  std::ostringstream s;
+  const double width = 760, bar = 640;
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='90' font-family='sans-serif'>";
+  double x = 10;
+  int color = 0;
+  for (const auto& [name, ms] : phases) {
+    const double w = bar * ms / total;
+    const char* c = kPalette[color % 8];
+    s << "<rect x='" << x << "' y='10' width='" << w << "' height='30' fill='" << c << "'><title>" << name << ": " << num(ms) << " ms/step</title></rect>";
+    s << "<rect x='" << 10 + 125 * color << "' y='55' width='10' height='10' fill='" << c << "'/><text x='" << 24 + 125 * color
+      << "' y='64' font-size='11'>" << name << " " << num(ms) << " ms</text>";
+    x += w;
+    ++color;
+  }
+  s << "<text x='" << 10 + bar + 8 << "' y='30' font-size='12'>" << num(total) << " ms/step</text></svg>";
+  return s.str();
+}
+
+std::string technique_table(const nlohmann::json& techniques) {
+  std::ostringstream s;
+  s << "<table><tr><th>#</th><th>technique</th><th>measured speed-up</th><th>baseline</th><th>with technique</th><th>claimed</th></tr>";
+  for (const auto& r : technique_rows(techniques)) {
+    s << "<tr><td>" << r.claim.number << "</td><td>" << escape(r.claim.technique) << "</td>";
+    if (r.status == "measured")
+      s << "<td class='" << (r.speedup >= 1 ? "good" : "bad") << "'>" << fixed(r.speedup, 2) << "x</td><td>" << num(r.baseline_time) << " "
+        << r.unit << "</td><td>" << num(r.technique_time) << " " << r.unit << "</td>";
+    else
+      s << "<td colspan='3'>" << escape(r.status) << "</td>";
+    s << "<td>" << escape(r.claim.claim) << "</td></tr>";
+  }
+  s << "</table>";
+  return s.str();
+}
+
+}  // namespace
+
+std::string render_html_report(const nlohmann::json& tune, const std::map<int64_t, nlohmann::json>& trial_reports,
+                               const nlohmann::json& techniques) {
+  const auto& trials = tune.value("trials", nlohmann::json::array());
+  const auto& best = tune.value("best", nlohmann::json());
+  const int64_t best_id = best.is_object() ? best.value("id", int64_t{-1}) : -1;
+  std::ostringstream h;
+  h << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>dyno report: " << escape(tune.value("workload", "")) << "</title><style>"
+    << "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}"
+    << "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 7px;text-align:left}th{background:#f0f0f0}"
+    << ".good{color:#1a7f37;font-weight:bold}.bad{color:#b42318;font-weight:bold}.meta{color:#555;font-size:13px}</style></head><body>";
+  h << "<h1>dyno tuning report: " << escape(tune.value("workload", "")) << " on " << escape(tune.value("device", "")) << "</h1>";
+  const auto& cost = tune.value("cost", nlohmann::json::object());
+  h << "<p class='meta'>strategy <b>" << escape(tune.value("strategy", "")) << "</b>, objective " << escape(tune.value("objective", "")) << ", "
+    << cost.value("trials", 0) << " trials (" << fixed(safe(cost, "trial_time_s"), 0) << " s of trials, " << fixed(safe(cost, "wall_time_s"), 0)
+    << " s wall) over a space of " << tune.value("grid_size", 0) << " points";
+  const auto& env = tune.value("environment", nlohmann::json::object());
+  if (env.is_object() && !env.empty())
+    h << "; " << escape(env.value("cpu_model", "")) << ", " << env.value("cores", 0) << " cores, LibTorch " << escape(env.value("libtorch_version", ""))
+      << ", dyno " << escape(env.value("dyno_revision", ""));
+  h << "</p>";
+  if (best.is_object()) {
+    h << "<p>Best: trial " << best_id << ", <b>" << fixed(safe(best, "samples_per_second"), 0) << " samples/s</b> [" << fixed(safe(best, "ci_low"), 0)
+      << ", " << fixed(safe(best, "ci_high"), 0) << "], " << escape(best.value("changes", "")) << ".</p>";
+  }
+  const auto& v = tune.value("verification", nlohmann::json());
+  if (v.is_object() && v.contains("best")) {
+    auto seconds = [](const nlohmann::json& t) { return t.is_number() ? fixed(t.get<double>(), 1) + " s" : std::string("not reached"); };
+    h << "<p>Verification (trained to the target): tuned " << seconds(v["best"]["time_to_target_s"]) << ", default "
+      << seconds(v["default"]["time_to_target_s"]);
+    if (v["speedup"].is_number()) h << ", <b>" << fixed(v["speedup"].get<double>(), 2) << "x sooner</b>";
+    h << ".</p>";
+  }
+  h << "<h2>Throughput per trial</h2>" << throughput_chart(trials, best_id)
+    << "<p class='meta'>Dots: median samples/s; bars: 95% interval of the median; green: the best; red &#x2715;: failed or rejected trials (hover for the reason).</p>";
+  h << "<h2>Throughput / peak memory Pareto front</h2>" << pareto_chart(trials, tune.value("pareto_front", nlohmann::json::array()));
+
+  std::vector<std::pair<std::string, nlohmann::json>> series;
+  std::vector<std::pair<double, int64_t>> ranked;
+  for (const auto& t : trials)
+    if (t.value("outcome", "") == "ok" && t.value("stage", "") != "verify") ranked.emplace_back(safe(t, "samples_per_second"), t.value("id", int64_t{0}));
+  std::sort(ranked.rbegin(), ranked.rend());
+  for (size_t i = 0; i < ranked.size() && series.size() < 6; ++i) {
+    auto it = trial_reports.find(ranked[i].second);
+    if (it == trial_reports.end()) continue;
+    std::string label = "trial " + std::to_string(ranked[i].second);
+    for (const auto& t : trials)
+      if (t["id"] == ranked[i].second) label += ": " + t.value("changes", "");
+    series.emplace_back(label, it->second);
+  }
+  std::vector<std::pair<std::string, nlohmann::json>> verify_series;
+  for (const auto& t : trials)
+    if (t.value("stage", "") == "verify")
+      if (auto it = trial_reports.find(t.value("id", int64_t{0})); it != trial_reports.end())
+        verify_series.emplace_back(t.value("key", "").find(":best:") != std::string::npos ? "tuned (to target)" : "default (to target)", it->second);
+  h << "<h2>Loss curves of the fastest configurations</h2>" << curves_chart(series, "loss", "training loss");
+  if (!verify_series.empty()) {
+    h << "<h2>Verification runs: loss and metric</h2>" << curves_chart(verify_series, "loss", "training loss")
+      << curves_chart(verify_series, "metric", "evaluation metric");
+  }
+  h << "<h2>Phase breakdown of the best configuration</h2>";
+  if (auto it = trial_reports.find(best_id); it != trial_reports.end()) h << phase_chart(it->second);
+  else h << "<p>The best trial's run report is not available.</p>";
+  h << "<h2>Techniques: claimed vs measured</h2>";
+  if (techniques.is_object()) h << technique_table(techniques);
+  else h << "<p class='meta'>No technique benchmark result given (dyno report DIR --html --techniques RESULT.json).</p>";
+  h << "<h2>All trials</h2><table><tr><th>id</th><th>stage</th><th>outcome</th><th>samples/s</th><th>95% interval</th><th>peak MiB</th><th>changes</th><th>reason</th></tr>";
+  for (const auto& t : trials)
+    h << "<tr><td>" << t["id"] << (t["id"] == best_id ? " *" : "") << "</td><td>" << escape(t.value("stage", "")) << "</td><td>"
+      << escape(t.value("outcome", "")) << "</td><td>" << fixed(safe(t, "samples_per_second"), 0) << "</td><td>[" << fixed(safe(t, "ci_low"), 0) << ", "
+      << fixed(safe(t, "ci_high"), 0) << "]</td><td>" << fixed(safe(t, "peak_memory_bytes") / 1048576.0, 0) << "</td><td>"
+      << escape(t.value("changes", "")) << "</td><td>" << escape(t.value("reason", "").substr(0, 120)) << "</td></tr>";
+  h << "</table></body></html>\n";
+  return h.str();
+}
+
+}  // namespace dyno

@@ -1,0 +1,19 @@
+// Renders a tuning run (DIR/report.json plus each trial's run report under DIR/trials/) as one
+// self-contained HTML file with inline SVG charts: throughput per trial with its interval, the
+// throughput / peak-memory Pareto front, loss curves per configuration, the phase breakdown of
+// the best configuration, and (when given) the technique table. No scripts, no external assets.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace dyno {
+
+// tune_report: DIR/report.json; trial_reports: id -> that trial's run report (may be empty);
+// techniques: a Google Benchmark JSON of dyno_bench_techniques, or null.
+std::string render_html_report(const nlohmann::json& tune_report, const std::map<int64_t, nlohmann::json>& trial_reports,
+                               const nlohmann::json& techniques);
+
+}  // namespace dyno

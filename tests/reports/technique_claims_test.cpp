@@ -1,0 +1,41 @@
+#include "reports/technique_claims.h"
+
+#include <gtest/gtest.h>
+
+#include "reports/user_error.h"
+
+namespace dyno {
+namespace {
+
+TEST(TechniqueClaims, MatchesBenchmarkPairsAndSkips) {
+  auto j = nlohmann::json::parse(R"({"benchmarks": [
+    {"name": "zero_grad/zero_fill", "run_name": "zero_grad/zero_fill", "run_type": "iteration", "real_time": 300, "time_unit": "us"},
+    {"name": "zero_grad/zero_fill", "run_name": "zero_grad/zero_fill", "run_type": "iteration", "real_time": 100, "time_unit": "us"},
+    {"name": "zero_grad/set_to_none", "run_name": "zero_grad/set_to_none", "run_type": "iteration", "real_time": 100, "time_unit": "us"},
+    {"name": "cudnn_conv/benchmark_off", "run_name": "cudnn_conv/benchmark_off", "run_type": "iteration", "error_occurred": true,
+     "error_message": "skipped: needs a CUDA device"},
+    {"name": "cudnn_conv/benchmark_on", "run_name": "cudnn_conv/benchmark_on", "run_type": "iteration", "error_occurred": true,
+     "error_message": "skipped: needs a CUDA device"}]})");
+  auto rows = technique_rows(j);
+  ASSERT_EQ(rows.size(), technique_claims().size());
+  bool saw_zero_grad = false, saw_cudnn = false;
+  for (const auto& r : rows) {
+    if (r.claim.technique_benchmark == "zero_grad/set_to_none") {
+      saw_zero_grad = true;
+      EXPECT_EQ(r.status, "measured");
+      EXPECT_DOUBLE_EQ(r.speedup, 2.0);  // mean of 300 and 100 over 100
+    }
+    if (r.claim.number == 6) {
+      saw_cudnn = true;
+      EXPECT_EQ(r.status, "skipped: needs a CUDA device");
+    }
+  }
+  EXPECT_TRUE(saw_zero_grad && saw_cudnn);
+  const std::string table = technique_table_text(rows);
+  EXPECT_NE(table.find("2.00x"), std::string::npos) << table;
+  EXPECT_NE(table.find("\"modest\""), std::string::npos) << table;
+  EXPECT_THROW(technique_rows(nlohmann::json::parse(R"({"context": {}})")), UserError);
+}
+
+}  // namespace
+}  // namespace dyno
