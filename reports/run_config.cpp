@@ -109,6 +109,7 @@ std::vector<Knob> build_table() {
                      {"none", "crash", "abort", "hang", "nan", "oom"}));
   t.back().testing = true;
   t.push_back(ranged(make_knob("inject_fault_at_step", K::Integer, &C::inject_fault_at_step, "testing: step at which inject_fault fires"), 0, kNoMax));
+  t.push_back(ranged(make_knob("inject_fault_rank", K::Integer, &C::inject_fault_rank, "testing: the rank inject_fault fires on; -1 = every rank"), -1, 1 << 20));
   t.push_back(ranged(make_knob("slowdown_percent", K::Real, &C::slowdown_percent, "testing: add this % of the step's own time to each step (calibrated slowdown)"), 0, 1000));
   // Distributed data parallel.
   t.push_back(ranged(make_ddp_knob("world_size", K::Integer, &DdpConfig::world_size, "data-parallel ranks"), 1, 4096, true));
@@ -118,6 +119,8 @@ std::vector<Knob> build_table() {
   t.push_back(tunable(make_ddp_knob("gradient_as_bucket_view", K::Boolean, &DdpConfig::gradient_as_bucket_view, "gradients are views into the buckets")));
   t.push_back(choice(make_ddp_knob("comm_hook", K::Choice, &DdpConfig::comm_hook, "gradient compression before all-reduce"), {"none", "fp16", "bf16"}, true));
   t.push_back(tunable(make_ddp_knob("broadcast_buffers", K::Boolean, &DdpConfig::broadcast_buffers, "broadcast buffers (BatchNorm stats) from rank 0 each step")));
+  t.push_back(make_ddp_knob("overlap", K::Boolean, &DdpConfig::overlap, "all-reduce gradient buckets during backward; false = one all-reduce after it"));
+  t.push_back(ranged(make_ddp_knob("timeout_s", K::Real, &DdpConfig::timeout_s, "seconds a rendezvous or collective may take before the job fails"), 1, 86400));
   return t;
 }
 

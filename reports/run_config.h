@@ -18,6 +18,8 @@ struct DdpConfig {
   bool gradient_as_bucket_view = false;
   std::string comm_hook = "none";  // none | fp16 | bf16
   bool broadcast_buffers = true;
+  double timeout_s = 60;  // a collective that takes longer fails the job (dead or hung rank)
+  bool overlap = true;    // false: no bucketing, one all-reduce after backward (for comparison)
 };
 
 struct RunConfig {
@@ -73,6 +75,7 @@ struct RunConfig {
   // Testing options (documented): make a run misbehave on purpose.
   std::string inject_fault = "none";  // none | crash | abort | hang | nan | oom
   int64_t inject_fault_at_step = 0;
+  int64_t inject_fault_rank = -1;  // -1 = every rank
   double slowdown_percent = 0;  // calibrated extra time per step, for validating detectors
 
   DdpConfig ddp;

@@ -18,6 +18,7 @@
 #include "suite/autocast_scope.h"
 #include "suite/data_loader.h"
 #include "suite/device_backend.h"
+#include "suite/distributed/distributed_context.h"
 #include "suite/environment.h"
 #include "suite/grad_scaler.h"
 #include "suite/lr_schedule.h"
@@ -138,7 +139,22 @@ void busy_wait(double seconds) {
 
 }  // namespace
 
-void zero_gradients(torch::optim::Optimizer& optimizer, bool set_to_none) { optimizer.zero_grad(set_to_none); }
+void zero_gradients(torch::optim::Optimizer& optimizer, bool set_to_none) {
+  // As torch.optim.Optimizer.zero_grad: a gradient that is a view (DDP's gradient_as_bucket_view)
+  // cannot be detached in place, so only one with a grad_fn is detached; the rest stop requiring grad.
+  for (auto& group : optimizer.param_groups())
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      if (set_to_none) {
+        p.mutable_grad().reset();
+        continue;
+      }
+      auto& grad = p.mutable_grad();
+      if (grad.grad_fn()) grad = grad.detach();
+      else grad.requires_grad_(false);
+      grad.zero_();
+    }
+}
 
 RunConfig resolve_config(const RunConfig& input, const Workload& workload) {
   RunConfig config = input;
@@ -150,14 +166,23 @@ RunConfig resolve_config(const RunConfig& input, const Workload& workload) {
   validate_combination(config);
   if (config.channels_last && !workload.convolutional)
     throw UserError("config", "channels_last: true applies to convolutional workloads; '" + workload.name + "' has no convolutions");
-  if (config.ddp.world_size > 1)
-    throw UserError("config", "ddp.world_size: " + std::to_string(config.ddp.world_size) +
-                                  " is not supported yet (multi-process DDP is issue 4); use 1");
   return config;
 }
 
-RunReport Engine::run(const RunConfig& requested) {
-  const Workload& workload = workload_or_throw(requested.workload);
+RunReport Engine::run(const RunConfig& input) {
+  const Workload& workload = workload_or_throw(input.workload);
+  // Data parallelism comes from the launcher's environment (dyno launch, torchrun, a scheduler).
+  RunConfig requested = input;
+  const auto distributed_env = distributed_env_from_environment();
+  if (distributed_env) {
+    if (requested.ddp.world_size != 1 && requested.ddp.world_size != distributed_env->world_size)
+      throw UserError("config", "ddp.world_size: " + std::to_string(requested.ddp.world_size) + " differs from WORLD_SIZE=" +
+                                    std::to_string(distributed_env->world_size) + " set by the launcher; leave it at 1 or make them equal");
+    requested.ddp.world_size = distributed_env->world_size;
+  } else if (requested.ddp.world_size > 1) {
+    throw UserError("config", "ddp.world_size: " + std::to_string(requested.ddp.world_size) + " needs a launcher: run `dyno launch --nproc " +
+                                  std::to_string(requested.ddp.world_size) + " -- dyno train ...` or torchrun --no-python");
+  }
   const RunConfig config = resolve_config(requested, workload);
   auto backend = make_device_backend(config.device);
   const c10::Device device = backend->device();
@@ -175,13 +200,17 @@ RunReport Engine::run(const RunConfig& requested) {
   report.summary.throughput_unit = workload.throughput_unit;
 
   NvtxRange run_range("run");
+  std::unique_ptr<DistributedContext> distributed;
+  if (distributed_env && distributed_env->world_size > 1) distributed = std::make_unique<DistributedContext>(*distributed_env, config, device);
   WorkloadData data = workload.load_data(config.size);
   SegmentedModel model = workload.build_model();
   model->to(device);
+  if (distributed) distributed->broadcast_module(*model);
   if (config.channels_last)
     for (auto& p : model->parameters())
       if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
   auto parameters = model->parameters();
+  if (distributed) distributed->attach_reducer(parameters);
   auto optimizer = make_optimizer(config, workload.recipe, parameters);
 
   LoaderOptions loader_options;
@@ -190,6 +219,10 @@ RunReport Engine::run(const RunConfig& requested) {
   loader_options.prefetch = config.prefetch;
   loader_options.pin_memory = config.pin_memory;
   loader_options.seed = static_cast<uint64_t>(config.seed);
+  if (distributed) {
+    loader_options.rank = distributed->rank();
+    loader_options.world_size = distributed->world_size();
+  }
   DataLoader loader(data.train, loader_options);
   const int64_t steps_per_epoch = loader.batches_per_epoch() / config.grad_accum_steps;
   if (steps_per_epoch < 1)
@@ -217,6 +250,8 @@ RunReport Engine::run(const RunConfig& requested) {
     return TrainingProgress{step, epoch, batch, scaler.scale(), scaler.growth_tracker(), workload.name, elapsed};
   };
 
+  const bool primary = !distributed || distributed->rank() == 0;  // the rank that saves state
+  const bool fault_here = config.inject_fault_rank < 0 || config.inject_fault_rank == (distributed ? distributed->rank() : 0);
   const int64_t planned_steps = config.max_steps > 0 ? std::min(config.max_steps, config.epochs * steps_per_epoch)
                                                      : config.epochs * steps_per_epoch;
   const bool progress_line = options_.progress;
@@ -273,7 +308,8 @@ RunReport Engine::run(const RunConfig& requested) {
           stop_reason = "max_steps";
           break;
         }
-        if (config.time_limit_s > 0 && elapsed() >= config.time_limit_s) {
+        // Time is not the same on every rank: with several ranks the decision is collective, at log points.
+        if (config.time_limit_s > 0 && !distributed && elapsed() >= config.time_limit_s) {
           stop_reason = "time_limit";
           break;
         }
@@ -308,19 +344,28 @@ RunReport Engine::run(const RunConfig& requested) {
             sync();
             phases.mark("h2d");
           }
+          // With several ranks, gradients are all-reduced on the last micro-batch of the step only
+          // (the others accumulate locally, as DDP's no_sync()).
+          const bool synchronise = distributed && micro + 1 == config.grad_accum_steps;
+          if (synchronise) {
+            if (config.ddp.broadcast_buffers) distributed->broadcast_buffers(*model);
+            distributed->before_forward();
+          }
           torch::Tensor loss;
           {
             NvtxRange r("forward");
             AutocastScope scope(device.type(), autocast, autocast_dtype);
             loss = loss_of(forward_segments(model, input, config.checkpointing), target);
             if (config.grad_accum_steps > 1) loss = loss / static_cast<double>(config.grad_accum_steps);
-            if (config.inject_fault == "nan" && step + 1 >= config.inject_fault_at_step) loss = loss * std::nan("");
+            if (config.inject_fault == "nan" && fault_here && step + 1 >= config.inject_fault_at_step) loss = loss * std::nan("");
             sync();
             phases.mark("forward");
           }
+          if (synchronise) distributed->before_backward();
           {
             NvtxRange r("backward");
             (use_scaler ? scaler.scale_loss(loss) : loss).backward();
+            if (synchronise) distributed->after_backward(parameters);
             sync();
             phases.mark("backward");
           }
@@ -340,7 +385,7 @@ RunReport Engine::run(const RunConfig& requested) {
           phases.mark("optimizer");
         }
         ++step;
-        if (config.inject_fault != "none" && config.inject_fault != "nan" && step >= config.inject_fault_at_step)
+        if (config.inject_fault != "none" && config.inject_fault != "nan" && fault_here && step >= config.inject_fault_at_step)
           fire_fault(config.inject_fault);
         if (measuring) {
           ++measured_steps;
@@ -357,7 +402,15 @@ RunReport Engine::run(const RunConfig& requested) {
           loss_count = 0;
           report.loss_curve.push_back({step, static_cast<double>(step) / static_cast<double>(steps_per_epoch), elapsed(), mean_loss});
           report.lr_curve.push_back({step, static_cast<double>(step) / static_cast<double>(steps_per_epoch), elapsed(), schedule.at(step)});
-          if (!std::isfinite(mean_loss)) {
+          bool diverged = !std::isfinite(mean_loss);
+          if (distributed) {
+            diverged = distributed->any(diverged);
+            if (distributed->any(config.time_limit_s > 0 && elapsed() >= config.time_limit_s)) {
+              stop_reason = "time_limit";
+              break;
+            }
+          }
+          if (diverged) {
             stop_reason = "diverged";
             report.outcome = "diverged";
             report.outcome_reason = "training loss became " + std::to_string(mean_loss) + " at step " + std::to_string(step);
@@ -368,8 +421,10 @@ RunReport Engine::run(const RunConfig& requested) {
             window_start = Clock::now();
             window_items = 0;
             // Noise-driven stop for measurement runs: enough windows for a 95% interval (6) and tight enough.
-            if (config.measure_rel_ci > 0 && report.throughput_windows.size() >= 6 &&
-                relative_ci_half_width(report.throughput_windows) < config.measure_rel_ci) {
+            bool stable = config.measure_rel_ci > 0 && report.throughput_windows.size() >= 6 &&
+                          relative_ci_half_width(report.throughput_windows) < config.measure_rel_ci;
+            if (distributed) stable = distributed->any(stable);
+            if (stable) {
               stop_reason = "stable";
               break;
             }
@@ -384,7 +439,7 @@ RunReport Engine::run(const RunConfig& requested) {
             std::fflush(stderr);
           }
         }
-        if (config.save_every_steps > 0 && step % config.save_every_steps == 0 && !config.save_state.empty())
+        if (config.save_every_steps > 0 && step % config.save_every_steps == 0 && !config.save_state.empty() && primary)
           save_training_state(config.save_state, *model, *optimizer, progress_of(epoch, batch_in_epoch, elapsed()), device);
         if (config.eval_every_steps > 0 && step % config.eval_every_steps == 0 && run_eval()) break;
       }
@@ -405,7 +460,7 @@ RunReport Engine::run(const RunConfig& requested) {
   if (progress_line) std::fprintf(stderr, "\n");
   backend->synchronize();
 
-  if (!config.save_state.empty() && report.outcome == "ok") {
+  if (!config.save_state.empty() && report.outcome == "ok" && primary) {
     // A save after the last epoch points at the start of the next one.
     int64_t save_epoch = epoch, save_batch = batch_in_epoch;
     if (save_batch >= steps_per_epoch * config.grad_accum_steps) {
@@ -436,6 +491,20 @@ RunReport Engine::run(const RunConfig& requested) {
     report.phases[name] = {seconds, 1000.0 * seconds / static_cast<double>(std::max<int64_t>(timed_steps, 1)),
                            phase_total > 0 ? seconds / phase_total : 0.0};
   report.phases["eval"] = {eval_time_s, 0.0, 0.0};
+  if (distributed) {
+    // Rank 0 reports for the job: the sum of every rank's throughput, and each rank's figures.
+    auto figures = distributed->all_gather_json({{"rank", distributed->rank()}, {"samples_per_second", s.samples_per_second},
+                                                 {"wall_time_s", s.wall_time_s}, {"windows", report.throughput_windows}},
+                                                "figures");
+    report.world_size = distributed->world_size();
+    double total = 0;
+    for (const auto& f : figures) {
+      report.ranks.push_back({f["rank"].get<int64_t>(), f["samples_per_second"].get<double>(), f["wall_time_s"].get<double>()});
+      total += f["samples_per_second"].get<double>();
+    }
+    for (auto& w : report.throughput_windows) w *= static_cast<double>(distributed->world_size());  // per-window estimate for the job
+    s.samples_per_second = total;
+  }
   return report;
 }
 

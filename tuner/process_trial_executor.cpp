@@ -6,6 +6,7 @@
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <vector>
 
 #include "reports/atomic_file.h"
 #include "reports/child_process.h"
@@ -59,8 +60,14 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, int64_t budget_
   }
   write_file_atomically(config_path, to_json(config).dump(2) + "\n");
 
-  const ChildResult child = run_child({options_.dyno_binary, "train", "--config", config_path, "--out", report_path, "--no-progress"},
-                                     log_path, options_.timeout_s, &interrupted);
+  std::vector<std::string> argv = {options_.dyno_binary, "train", "--config", config_path, "--out", report_path, "--no-progress"};
+  if (config.ddp.world_size > 1) {
+    // A data-parallel trial: `dyno launch` starts its ranks (the config's world size is then the launcher's).
+    argv.insert(argv.begin(), {options_.dyno_binary, "launch", "--nproc", std::to_string(config.ddp.world_size), "--"});
+    config.ddp.world_size = 1;
+    write_file_atomically(config_path, to_json(config).dump(2) + "\n");
+  }
+  const ChildResult child = run_child(argv, log_path, options_.timeout_s, &interrupted);
   trial.wall_time_s = child.wall_time_s;
   trial.report_path = report_path;
   const bool stopped = child.interrupted, timed_out = child.timed_out;

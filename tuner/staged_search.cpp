@@ -6,8 +6,7 @@
 #include "tuner/tuner.h"
 
 namespace dyno {
-namespace {
-
+// Climber: the best point so far and its trial; try_value moves to a neighbour when it is preferred.
 class Climber {
  public:
   explicit Climber(Tuner& tuner) : tuner_(tuner), current_(tuner.start_point()) { best_ = tuner.measure(current_, "start"); }
@@ -34,6 +33,8 @@ class Climber {
   Trial best_;
 };
 
+namespace {
+
 bool failed_on_memory(const Trial& t) {
   return t.outcome == "oom" || (t.outcome == "rejected" && t.reason.find("memory") != std::string::npos);
 }
@@ -41,6 +42,56 @@ bool failed_on_memory(const Trial& t) {
 bool is_ordered(const Axis& axis) { return !axis.values.empty() && axis.values.front().is_number(); }
 
 }  // namespace
+
+void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage) const {
+  const Axis* batch_axis = space.find("batch_size");
+  if (!batch_axis) return;
+  std::vector<int64_t> sizes;
+  for (const auto& v : batch_axis->values) sizes.push_back(v.get<int64_t>());
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  int64_t good = climber.current()["batch_size"].get<int64_t>();
+  int64_t probe = good;
+  int64_t upper = 0;  // first size known not to be better (0 = none yet)
+  int64_t memory_wall = 0;
+  int misses = 0;
+  // Growth x2 with a patience of one: a tie (overlapping intervals) is not yet the plateau, two
+  // sizes in a row without a significant gain are.
+  for (;;) {
+    auto next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s >= 2 * probe; });
+    if (next == sizes.end()) next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s > probe; });
+    if (next == sizes.end()) break;
+    Trial t = climber.try_value("batch_size", *next, stage + "-grow");
+    if (climber.current()["batch_size"] == *next) {
+      good = probe = *next;
+      misses = 0;
+      upper = 0;
+      continue;
+    }
+    if (upper == 0) upper = *next;
+    if (failed_on_memory(t)) {
+      memory_wall = *next;
+      break;
+    }
+    probe = *next;
+    if (++misses >= 2) break;
+  }
+  // Bisection between the best size and the first one past it.
+  while (upper > 0) {
+    std::vector<int64_t> between;
+    for (int64_t s : sizes)
+      if (s > good && s < upper && (memory_wall == 0 || s < memory_wall * (1.0 - oom_margin_))) between.push_back(s);
+    if (between.empty()) break;
+    const int64_t mid = between[between.size() / 2];
+    Trial t = climber.try_value("batch_size", mid, stage + "-bisect");
+    if (climber.current()["batch_size"] == mid) {
+      good = mid;
+    } else {
+      upper = mid;
+      if (failed_on_memory(t)) memory_wall = mid;
+    }
+  }
+}
 
 void StagedSearch::run(Tuner& tuner) {
   Climber climber(tuner);
@@ -53,44 +104,7 @@ void StagedSearch::run(Tuner& tuner) {
       for (const auto& v : axis.values) climber.try_value(axis.knob, v, "pipeline");
 
   // 2. Batch size: geometric growth to the plateau or the memory wall, then bisection.
-  if (const Axis* batch_axis = space.find("batch_size")) {
-    std::vector<int64_t> sizes;
-    for (const auto& v : batch_axis->values) sizes.push_back(v.get<int64_t>());
-    std::sort(sizes.begin(), sizes.end());
-    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-    int64_t good = climber.current()["batch_size"].get<int64_t>();
-    int64_t upper = 0;  // first size known not to be better (0 = none yet)
-    int64_t memory_wall = 0;
-    for (;;) {
-      auto next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s >= 2 * good; });
-      if (next == sizes.end()) next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s > good; });
-      if (next == sizes.end()) break;
-      Trial t = climber.try_value("batch_size", *next, "batch-grow");
-      if (climber.current()["batch_size"] == *next) {
-        good = *next;
-        continue;
-      }
-      upper = *next;
-      if (failed_on_memory(t)) memory_wall = *next;
-      break;
-    }
-    // Bisection between the best size and the first one past it.
-    while (upper > 0) {
-      std::vector<int64_t> between;
-      for (int64_t s : sizes)
-        if (s > good && s < upper && (memory_wall == 0 || s < memory_wall * (1.0 - oom_margin_))) between.push_back(s);
-      if (between.empty()) break;
-      const int64_t mid = between[between.size() / 2];
-      Trial t = climber.try_value("batch_size", mid, "batch-bisect");
-      if (climber.current()["batch_size"] == mid) {
-        good = mid;
-      } else {
-        upper = mid;
-        if (failed_on_memory(t)) memory_wall = mid;
-      }
-    }
-  }
-
+  grow_batch(climber, space, "batch");
   // 3. The other axes, threads first: they change the cost of everything else.
   std::vector<const Axis*> others;
   for (const auto& axis : space.axes())
@@ -117,6 +131,9 @@ void StagedSearch::run(Tuner& tuner) {
     }
     if (climber.current().dump() == before) break;
   }
+  // 5. The other knobs can move the best batch (bf16 makes larger batches pay off, checkpointing
+  // makes them fit): grow it once more from where the search ended.
+  grow_batch(climber, space, "batch-regrow");
 }
 
 }  // namespace dyno

@@ -7,14 +7,20 @@
 //   3. every other axis (threads, amp, set_to_none, channels_last, checkpointing, ...), one value
 //      at a time from the best so far (coordinate descent);
 //   4. local refinement: the neighbours of the best value on each ordered axis, and the other
-//      values of the rest, repeated while it improves.
+//      values of the rest, repeated while it improves;
+//   5. the batch growth once more from the final point (other knobs move the best batch).
 // A step keeps a new value only when Tuner::better says so (intervals separated, or a tie
 // broken toward the simpler / cheaper configuration).
 #pragma once
 
+#include <string>
+
 #include "tuner/strategy.h"
 
 namespace dyno {
+
+class Climber;
+class SearchSpace;
 
 class StagedSearch : public Strategy {
  public:
@@ -22,6 +28,7 @@ class StagedSearch : public Strategy {
   void run(Tuner& tuner) override;
 
  private:
+  void grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage) const;
   double oom_margin_;
 };
 

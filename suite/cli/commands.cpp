@@ -19,6 +19,7 @@
 #include "reports/run_config.h"
 #include "reports/run_report.h"
 #include "reports/user_error.h"
+#include "suite/distributed/distributed_context.h"
 #include "suite/engine.h"
 #include "suite/environment.h"
 #include "workloads/workload.h"
@@ -98,8 +99,9 @@ void add_train_command(CLI::App& app) {
   handlers()[cmd] = [args] {
     RunConfig config = build_config(args->config_path, args->workload, args->settings);
     EngineOptions options;
-    options.progress = !args->no_progress && (args->progress || ::isatty(STDERR_FILENO));
+    options.progress = !args->no_progress && (args->progress || ::isatty(STDERR_FILENO)) && process_rank() == 0;
     RunReport report = Engine(options).run(config);
+    if (process_rank() != 0) return report.outcome == "ok" ? 0 : 3;  // rank 0 writes the job's report
     const std::string out = args->out.empty() ? default_out(config.workload) : args->out;
     write_report(out, report);
     if (args->json) std::cout << to_json(report).dump(2) << "\n";

@@ -12,6 +12,7 @@
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
 #include "suite/cli/compare_commands.h"
+#include "suite/cli/launch_command.h"
 #include "suite/cli/report_command.h"
 #include "tuner/tune_command.h"
 
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   dyno::add_tune_command(app);
   dyno::add_compare_commands(app);
   dyno::add_report_command(app);
+  dyno::add_launch_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

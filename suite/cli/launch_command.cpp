@@ -1,0 +1,157 @@
+#include "suite/cli/launch_command.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "reports/user_error.h"
+#include "suite/cli/commands.h"
+
+namespace dyno {
+namespace {
+
+struct LaunchArgs {
+  int nproc = 2;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;
+  double grace_s = 5;
+  std::vector<std::string> command;
+};
+
+volatile sig_atomic_t g_forward_signal = 0;
+void remember_signal(int sig) { g_forward_signal = sig; }
+
+int free_port(const std::string& addr) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = 0;
+  if (::inet_pton(AF_INET, addr.c_str(), &a.sin_addr) != 1) a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw UserError("launch", "cannot find a free port on " + addr + ": " + std::strerror(errno) + "; give --master-port");
+  }
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::string resolve_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  // `dyno launch ... -- dyno train` works without dyno on PATH: "dyno" is this executable.
+  if (program == "dyno") return std::filesystem::read_symlink("/proc/self/exe").string();
+  return program;  // execvp searches PATH
+}
+
+int status_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+int run_launch(const LaunchArgs& a) {
+  if (a.nproc < 1) throw UserError("launch", "--nproc: " + std::to_string(a.nproc) + " is not a positive number of ranks");
+  if (a.command.empty()) throw UserError("launch", "no program given; usage: dyno launch --nproc N -- dyno train ...");
+  const int port = a.master_port > 0 ? a.master_port : free_port(a.master_addr);
+  std::vector<std::string> args = a.command;
+  args[0] = resolve_program(args[0]);
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  struct sigaction action {};
+  action.sa_handler = remember_signal;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  const pid_t parent = ::getpid();
+  std::vector<pid_t> ranks;
+  for (int r = 0; r < a.nproc; ++r) {
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // no orphan if the launcher is killed
+      if (::getppid() != parent) ::_exit(127);
+      ::setenv("RANK", std::to_string(r).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(a.nproc).c_str(), 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(a.nproc).c_str(), 1);
+      ::setenv("MASTER_ADDR", a.master_addr.c_str(), 1);
+      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      ::execvp(argv[0], argv.data());
+      std::fprintf(stderr, "dyno launch: cannot execute %s: %s\n", argv[0], std::strerror(errno));
+      ::_exit(127);
+    }
+    ranks.push_back(pid);
+  }
+  std::fprintf(stderr, "[launch] %d ranks on %s:%d\n", a.nproc, a.master_addr.c_str(), port);
+
+  int result = 0;
+  int failed_rank = -1;
+  size_t running = ranks.size();
+  auto stop_all = [&](int sig) {
+    for (pid_t p : ranks)
+      if (p > 0) ::kill(p, sig);
+  };
+  std::chrono::steady_clock::time_point kill_deadline{};
+  bool stopping = false;
+  while (running > 0) {
+    int status = 0;
+    const pid_t done = ::waitpid(-1, &status, WNOHANG);
+    if (done > 0) {
+      for (size_t r = 0; r < ranks.size(); ++r)
+        if (ranks[r] == done) {
+          ranks[r] = -1;
+          --running;
+          const int code = status_code(status);
+          if (code != 0 && failed_rank < 0) {
+            failed_rank = static_cast<int>(r);
+            result = code;
+            std::fprintf(stderr, "[launch] rank %zu failed (%s %d); stopping the other ranks\n", r,
+                         WIFEXITED(status) ? "exit status" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+          }
+        }
+      if (failed_rank >= 0 && !stopping && running > 0) {
+        stopping = true;
+        stop_all(SIGTERM);
+        kill_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(a.grace_s * 1000));
+      }
+      continue;
+    }
+    if (g_forward_signal && !stopping) {
+      stop_all(g_forward_signal);
+      stopping = true;
+      if (result == 0) result = 128 + g_forward_signal;
+      kill_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(a.grace_s * 1000));
+    }
+    if (stopping && std::chrono::steady_clock::now() > kill_deadline) stop_all(SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return result;
+}
+
+}  // namespace
+
+void add_launch_command(CLI::App& app) {
+  auto a = std::make_shared<LaunchArgs>();
+  auto* cmd = app.add_subcommand("launch", "start N local ranks of a data-parallel job: dyno launch --nproc 2 -- dyno train ...");
+  cmd->add_option("--nproc,-n", a->nproc, "ranks to start")->capture_default_str();
+  cmd->add_option("--master-addr", a->master_addr, "address of rank 0's store")->capture_default_str();
+  cmd->add_option("--master-port", a->master_port, "port of rank 0's store (0 = pick a free one)")->capture_default_str();
+  cmd->add_option("--grace", a->grace_s, "seconds between SIGTERM and SIGKILL when stopping ranks")->capture_default_str();
+  cmd->add_option("command", a->command, "the program and its arguments, after --")->required();
+  cmd->positionals_at_end(false);
+  register_command_handler(cmd, [a] { return run_launch(*a); });
+}
+
+}  // namespace dyno

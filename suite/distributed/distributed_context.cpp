@@ -1,0 +1,204 @@
+#include "suite/distributed/distributed_context.h"
+
+#include <cstdlib>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/comm.hpp>
+#include <torch/csrc/distributed/c10d/reducer.hpp>
+#include <torch/torch.h>
+
+#include "reports/user_error.h"
+#include "suite/distributed/compression_hooks.h"
+#include "suite/distributed/nccl_backend.h"
+
+namespace dyno {
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+int64_t env_int(const char* name, int64_t lo, int64_t hi) {
+  auto v = env(name);
+  if (!v) throw UserError("ddp", std::string(name) + " is not set; a distributed run needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (use dyno launch or torchrun)");
+  size_t used = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(*v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != v->size() || x < lo || x > hi)
+    throw UserError("ddp", std::string(name) + "='" + *v + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return x;
+}
+
+constexpr size_t kFirstBucketBytes = 1024 * 1024;  // as torch DDP's _DEFAULT_FIRST_BUCKET_BYTES
+
+}  // namespace
+
+std::optional<DistributedEnv> distributed_env_from_environment() {
+  if (!env("WORLD_SIZE")) return std::nullopt;
+  DistributedEnv e;
+  e.world_size = env_int("WORLD_SIZE", 1, 1 << 20);
+  e.rank = env_int("RANK", 0, e.world_size - 1);
+  e.local_rank = env("LOCAL_RANK") ? env_int("LOCAL_RANK", 0, 1 << 20) : e.rank;
+  if (e.world_size == 1) return e;
+  auto addr = env("MASTER_ADDR");
+  if (!addr) throw UserError("ddp", "MASTER_ADDR is not set (the address of rank 0's store, e.g. 127.0.0.1)");
+  e.master_addr = *addr;
+  e.master_port = env_int("MASTER_PORT", 1, 65535);
+  e.agent_store = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
+  return e;
+}
+
+int64_t process_rank() {
+  auto v = env("RANK");
+  if (!v) return 0;
+  try {
+    return std::stoll(*v);
+  } catch (...) {
+    return 0;
+  }
+}
+
+DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig& config, const c10::Device& device)
+    : env_(e), config_(config), device_(device) {
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.ddp.timeout_s * 1000));
+  const std::string where = e.master_addr + ":" + std::to_string(e.master_port);
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<uint16_t>(e.master_port);
+  options.isServer = e.rank == 0 && !e.agent_store;
+  options.numWorkers = static_cast<size_t>(e.world_size);
+  options.waitWorkers = false;
+  options.timeout = timeout;
+  try {
+    c10::intrusive_ptr<c10d::Store> tcp = c10::make_intrusive<c10d::TCPStore>(e.master_addr, options);
+    if (e.agent_store)
+      store_ = c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + env("TORCHELASTIC_RESTART_COUNT").value_or("0"), tcp);
+    else
+      store_ = tcp;
+  } catch (const std::exception& error) {
+    std::string message = error.what();
+    message = message.substr(0, message.find('\n'));
+    throw UserError("ddp", options.isServer ? "rank 0 cannot serve the store on " + where + " (is MASTER_PORT busy?): " + message
+                                            : "cannot reach the store at " + where + " within " + std::to_string(config.ddp.timeout_s) +
+                                                  " s (is MASTER_ADDR right, and is rank 0 running?): " + message);
+  }
+  // Every rank states the world size it was given; rank 0's must match all of them.
+  store_->set("dyno/world_size/" + std::to_string(e.rank), std::vector<uint8_t>{});
+  const std::string mine = std::to_string(e.world_size);
+  store_->set("dyno/world_size_of/" + std::to_string(e.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
+  try {
+    for (int64_t r = 0; r < e.world_size; ++r) {
+      auto value = store_->get("dyno/world_size_of/" + std::to_string(r));
+      if (std::string(value.begin(), value.end()) != mine)
+        throw UserError("ddp", "WORLD_SIZE differs across ranks: rank " + std::to_string(r) + " has " + std::string(value.begin(), value.end()) +
+                                   ", rank " + std::to_string(e.rank) + " has " + mine);
+    }
+    if (store_->add("dyno/joined", 1) > e.world_size)
+      throw UserError("ddp", "more processes joined than WORLD_SIZE=" + mine + "; check the launcher's rank count");
+  } catch (const c10::Error& error) {
+    throw UserError("ddp", "not all " + mine + " ranks joined within " + std::to_string(config.ddp.timeout_s) +
+                               " s (WORLD_SIZE larger than the ranks started, or a rank died): " + error.what_without_backtrace());
+  }
+
+  group_ = c10::make_intrusive<c10d::ProcessGroup>(store_, static_cast<int>(e.rank), static_cast<int>(e.world_size));
+  if (config.ddp.backend == "nccl") {
+    auto backend = make_nccl_backend(store_, static_cast<int>(e.rank), static_cast<int>(e.world_size), timeout);
+    group_->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::NCCL, backend);
+    group_->setDefaultBackend(c10d::ProcessGroup::BackendType::NCCL);
+  } else {
+    auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
+    // Loopback jobs bind Gloo to loopback; others to this host's address (as torch's default device).
+    const bool loopback = e.master_addr == "localhost" || e.master_addr.rfind("127.", 0) == 0 || e.master_addr == "::1";
+    gloo_options->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                             : c10d::ProcessGroupGloo::createDefaultDevice());
+    auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, static_cast<int>(e.rank), static_cast<int>(e.world_size), gloo_options);
+    group_->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, backend);
+    if (device.is_cuda()) group_->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, backend);
+    group_->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
+  }
+}
+
+DistributedContext::~DistributedContext() = default;
+
+void DistributedContext::broadcast_module(torch::nn::Module& module) {
+  std::vector<at::Tensor> tensors;
+  for (auto& p : module.parameters()) tensors.push_back(p.detach());
+  for (auto& b : module.buffers()) tensors.push_back(b.detach());
+  if (!tensors.empty()) c10d::broadcast_coalesced(group_, tensors, 250 * 1024 * 1024, 0);
+}
+
+void DistributedContext::broadcast_buffers(torch::nn::Module& module) {
+  std::vector<at::Tensor> tensors;
+  for (auto& b : module.buffers()) tensors.push_back(b.detach());
+  if (!tensors.empty()) c10d::broadcast_coalesced(group_, tensors, 250 * 1024 * 1024, 0);
+}
+
+void DistributedContext::attach_reducer(const std::vector<torch::Tensor>& parameters) {
+  if (!config_.ddp.overlap) return;  // after_backward() reduces instead
+  const auto cap = static_cast<size_t>(config_.ddp.bucket_cap_mb * 1024 * 1024);
+  auto [buckets, limits] = c10d::compute_bucket_assignment_by_size(parameters, {kFirstBucketBytes, cap}, std::vector<bool>(parameters.size(), false));
+  // Reverse the buckets: gradients arrive roughly in reverse parameter order during backward.
+  std::reverse(buckets.begin(), buckets.end());
+  std::reverse(limits.begin(), limits.end());
+  std::vector<int64_t> limits64(limits.begin(), limits.end());
+  reducer_ = std::make_shared<c10d::Reducer>(parameters, buckets, group_, std::vector<bool>(parameters.size(), false),
+                                             static_cast<int64_t>(cap), /*find_unused_parameters=*/false, config_.ddp.gradient_as_bucket_view,
+                                             std::unordered_map<size_t, std::string>{}, static_cast<int64_t>(kFirstBucketBytes),
+                                             /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false, limits64);
+  if (config_.ddp.comm_hook == "fp16") reducer_->register_comm_hook(std::make_unique<CompressCommHook>(group_, torch::kHalf));
+  if (config_.ddp.comm_hook == "bf16") reducer_->register_comm_hook(std::make_unique<CompressCommHook>(group_, torch::kBFloat16));
+}
+
+void DistributedContext::before_forward() {
+  if (reducer_) reducer_->prepare_for_forward();
+}
+
+void DistributedContext::before_backward() {
+  if (reducer_) reducer_->prepare_for_backward({});
+}
+
+void DistributedContext::after_backward(const std::vector<torch::Tensor>& parameters) {
+  if (config_.ddp.overlap) return;
+  std::vector<at::Tensor> grads;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad().reshape({-1}));
+  std::vector<at::Tensor> flat = {torch::cat(grads).div_(static_cast<double>(env_.world_size))};
+  group_->allreduce(flat)->wait();
+  int64_t offset = 0;
+  for (const auto& p : parameters) {
+    if (!p.grad().defined()) continue;
+    const int64_t n = p.grad().numel();
+    p.grad().copy_(flat[0].narrow(0, offset, n).view_as(p.grad()));
+    offset += n;
+  }
+}
+
+bool DistributedContext::any(bool flag) {
+  std::vector<at::Tensor> t = {torch::tensor({flag ? 1.0f : 0.0f})};
+  if (device_.is_cuda() && config_.ddp.backend == "nccl") t[0] = t[0].to(device_);
+  c10d::AllreduceOptions options;
+  options.reduceOp = c10d::ReduceOp::MAX;
+  group_->allreduce(t, options)->wait();
+  return t[0].item<float>() > 0;
+}
+
+std::vector<nlohmann::json> DistributedContext::all_gather_json(const nlohmann::json& mine, const std::string& key) {
+  const std::string text = mine.dump();
+  store_->set("dyno/" + key + "/" + std::to_string(env_.rank), std::vector<uint8_t>(text.begin(), text.end()));
+  std::vector<nlohmann::json> out;
+  for (int64_t r = 0; r < env_.world_size; ++r) {
+    auto value = store_->get("dyno/" + key + "/" + std::to_string(r));
+    out.push_back(nlohmann::json::parse(std::string(value.begin(), value.end())));
+  }
+  return out;
+}
+
+}  // namespace dyno

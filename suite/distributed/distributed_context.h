@@ -1,0 +1,81 @@
+// DistributedContext: one rank of a data-parallel job on PyTorch's own distributed engine, c10d.
+// Rendezvous through a c10d TCPStore from the standard environment (RANK, WORLD_SIZE,
+// LOCAL_RANK, MASTER_ADDR, MASTER_PORT; with TORCHELASTIC_USE_AGENT_STORE=True the elastic
+// agent's store, as torchrun provides), so `torchrun --no-python dyno train ...`, `dyno launch`
+// and cluster schedulers that set the same variables all work. Gloo for CPU tensors, NCCL for
+// CUDA tensors (suite/cuda/nccl_process_group.cpp, compiled in every CUDA build).
+// Gradients are averaged by c10d::Reducer, the engine under torch DistributedDataParallel:
+// buckets in reverse parameter order, all-reduce launched asynchronously as each bucket fills
+// during backward.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/nn/module.h>
+
+#include "reports/run_config.h"
+
+namespace c10d {
+class ProcessGroup;
+class Reducer;
+class Store;
+}  // namespace c10d
+
+namespace dyno {
+
+struct DistributedEnv {
+  int64_t rank = 0;
+  int64_t world_size = 1;
+  int64_t local_rank = 0;
+  std::string master_addr;
+  int64_t master_port = 0;
+  bool agent_store = false;  // torchrun's elastic agent hosts the store
+};
+
+// nullopt when WORLD_SIZE is unset (a single-process run). Throws UserError naming the variable
+// when the environment is incomplete or inconsistent.
+std::optional<DistributedEnv> distributed_env_from_environment();
+// RANK of this process (0 when not distributed): only rank 0 writes reports.
+int64_t process_rank();
+
+class DistributedContext {
+ public:
+  // Connects to the store and builds the process group; throws UserError naming the address,
+  // port or world size when that fails (busy port, unreachable master, wrong world size).
+  DistributedContext(const DistributedEnv& env, const RunConfig& config, const c10::Device& device);
+  ~DistributedContext();
+
+  int64_t rank() const { return env_.rank; }
+  int64_t world_size() const { return env_.world_size; }
+
+  // Parameters and buffers from rank 0 to every rank (the DDP constructor's sync).
+  void broadcast_module(torch::nn::Module& module);
+  void broadcast_buffers(torch::nn::Module& module);
+  // Builds the reducer over `parameters` (call once, after broadcast_module).
+  void attach_reducer(const std::vector<torch::Tensor>& parameters);
+  // Around one micro-batch whose gradients are to be synchronised (the last of an accumulation).
+  void before_forward();
+  void before_backward();
+  // With ddp.overlap=false: all gradients in one flat all-reduce after backward, averaged.
+  void after_backward(const std::vector<torch::Tensor>& parameters);
+  // True on every rank when it is true on any rank (stop decisions must be collective).
+  bool any(bool flag);
+  // Every rank's JSON, in rank order (rank 0 collects the per-rank figures for the report).
+  std::vector<nlohmann::json> all_gather_json(const nlohmann::json& mine, const std::string& key);
+
+ private:
+  DistributedEnv env_;
+  RunConfig config_;
+  c10::Device device_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  std::shared_ptr<c10d::Reducer> reducer_;
+};
+
+}  // namespace dyno
