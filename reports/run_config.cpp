@@ -62,7 +62,7 @@ std::vector<Knob> build_table() {
   t.push_back(choice(make_knob("device", K::Choice, &C::device, "device to train on"), {"cpu", "cuda"}));
   t.push_back(ranged(make_knob("seed", K::Integer, &C::seed, "seed for initialisation, shuffling and dropout"), 0, 4294967295.0));
   // Stop rules.
-  t.push_back(ranged(make_knob("epochs", K::Integer, &C::epochs, "maximum epochs; 0 = the workload's recipe"), 0, 100000));
+  t.push_back(ranged(make_knob("epochs", K::Integer, &C::epochs, "maximum epochs and the LR schedule's horizon; 0 = the workload's recipe"), 0, 100000, true));
   t.push_back(ranged(make_knob("max_steps", K::Integer, &C::max_steps, "maximum optimizer steps; 0 = no limit"), 0, kNoMax));
   t.push_back(ranged(make_knob("time_limit_s", K::Real, &C::time_limit_s, "stop training after this many seconds; 0 = no limit"), 0, kNoMax));
   t.push_back(make_knob("stop_at_target", K::Boolean, &C::stop_at_target, "stop as soon as the evaluation metric reaches the workload's target"));

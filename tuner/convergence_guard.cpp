@@ -39,6 +39,18 @@ std::optional<nlohmann::json> ConvergenceGuard::reference_point(const nlohmann::
   return reference;
 }
 
+bool ConvergenceGuard::same_trajectory(const nlohmann::json& a, const nlohmann::json& b) {
+  static const char* kNeutral[] = {"num_workers", "prefetch", "pin_memory", "threads", "channels_last", "set_to_none",
+                                   "checkpointing", "cudnn_benchmark", "ddp.bucket_cap_mb", "ddp.gradient_as_bucket_view",
+                                   "ddp.overlap", "ddp.broadcast_buffers"};
+  nlohmann::json x = a, y = b;
+  for (const char* knob : kNeutral) {
+    x.erase(knob);
+    y.erase(knob);
+  }
+  return x == y;
+}
+
 std::optional<std::string> ConvergenceGuard::check(const std::vector<double>& candidate,
                                                    const std::vector<double>* reference) const {
   for (size_t i = 0; i < candidate.size(); ++i)

@@ -18,6 +18,11 @@ struct ConvergenceGuard {
 
   // The fp32 reference point for `point`, or nullopt when `point` already is fp32.
   static std::optional<nlohmann::json> reference_point(const nlohmann::json& point);
+  // True when two points train along the same loss trajectory: they differ only in knobs that do
+  // not change the arithmetic (loader threads, intra-op threads, memory format, set_to_none,
+  // checkpointing, cuDNN autotuning, DDP bucketing). A measured trial of such a point can serve
+  // as the reference, instead of measuring the reference point itself.
+  static bool same_trajectory(const nlohmann::json& a, const nlohmann::json& b);
   // nullopt when the candidate passes; otherwise the reason it is rejected.
   std::optional<std::string> check(const std::vector<double>& candidate_losses, const std::vector<double>* reference_losses) const;
 };

@@ -90,11 +90,20 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
     const std::vector<double>* reference_losses = nullptr;
     std::vector<double> reference_copy;
     if (auto reference = ConvergenceGuard::reference_point(point); reference && !trial.losses.empty()) {
-      try {
-        const Trial& ref = measure(*reference, "guard-reference", budget_level);
-        if (ref.ok()) {
-          reference_copy = ref.losses;
+      // An already measured fp32 trial on the same trajectory serves; otherwise measure the reference.
+      for (const auto& t : trials_)
+        if (t.ok() && t.budget_level == budget_level && !t.losses.empty() && ConvergenceGuard::same_trajectory(t.point, *reference)) {
+          reference_copy = t.losses;
           reference_losses = &reference_copy;
+          break;
+        }
+      try {
+        if (!reference_losses) {
+          const Trial& ref = measure(*reference, "guard-reference", budget_level);
+          if (ref.ok()) {
+            reference_copy = ref.losses;
+            reference_losses = &reference_copy;
+          }
         }
       } catch (const BudgetExhausted&) {
         // No budget for the reference: the candidate is judged on its own trajectory.

@@ -41,3 +41,20 @@ TEST(ConvergenceGuard, ReferencePointResetsOnlyNumerics) {
 
 }  // namespace
 }  // namespace dyno
+
+namespace dyno {
+namespace {
+
+TEST(ConvergenceGuard, SameTrajectoryIgnoresKnobsThatDoNotChangeTheArithmetic) {
+  nlohmann::json a = {{"amp", "off"}, {"batch_size", 128}, {"threads", 1}, {"num_workers", 0}, {"channels_last", false}};
+  nlohmann::json b = {{"amp", "off"}, {"batch_size", 128}, {"threads", 2}, {"num_workers", 1}, {"channels_last", true}};
+  EXPECT_TRUE(ConvergenceGuard::same_trajectory(a, b));
+  b["batch_size"] = 256;
+  EXPECT_FALSE(ConvergenceGuard::same_trajectory(a, b));
+  b["batch_size"] = 128;
+  b["amp"] = "bf16";
+  EXPECT_FALSE(ConvergenceGuard::same_trajectory(a, b));
+}
+
+}  // namespace
+}  // namespace dyno

@@ -87,3 +87,32 @@ TEST(Tuner, ParetoFrontKeepsOnlyUndominatedTrials) {
 
 }  // namespace
 }  // namespace dyno
+
+namespace dyno {
+namespace {
+
+// Adds a falling loss trajectory to the synthetic trials, so that the convergence guard runs.
+class TrajectoryExecutor : public testing::SyntheticExecutor {
+ public:
+  Trial execute(const nlohmann::json& point, int64_t budget_level, const std::string& name) override {
+    Trial t = SyntheticExecutor::execute(point, budget_level, name);
+    t.losses = {2.3, 1.0, 0.6, 0.5};
+    return t;
+  }
+};
+
+TEST(Tuner, GuardReusesAMeasuredFp32TrialOnTheSameTrajectory) {
+  TrajectoryExecutor executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
+  tuner.measure({{"threads", 1}, {"num_workers", 0}, {"batch_size", 64}, {"amp", "off"}, {"set_to_none", false}, {"channels_last", false}}, "a");
+  // bf16 at another thread count: its fp32 reference differs only in a neutral knob -> reused.
+  tuner.measure({{"threads", 2}, {"num_workers", 0}, {"batch_size", 64}, {"amp", "bf16"}, {"set_to_none", false}, {"channels_last", false}}, "b");
+  EXPECT_EQ(executor.executions, 2);
+  // bf16 at another batch size: a different trajectory, so its reference is measured.
+  tuner.measure({{"threads", 2}, {"num_workers", 0}, {"batch_size", 128}, {"amp", "bf16"}, {"set_to_none", false}, {"channels_last", false}}, "c");
+  EXPECT_EQ(executor.executions, 4);
+  EXPECT_EQ(tuner.trials()[2].stage, "guard-reference");
+}
+
+}  // namespace
+}  // namespace dyno
