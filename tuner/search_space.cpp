@@ -85,7 +85,7 @@ SearchSpace SearchSpace::from_json(const nlohmann::json& json) {
   return space;
 }
 
-SearchSpace SearchSpace::default_for(const std::string& device, bool convolutional, int64_t cores) {
+SearchSpace SearchSpace::default_for(const std::string& device, bool convolutional, int64_t cores, int64_t max_ranks) {
   SearchSpace s;
   std::vector<nlohmann::json> threads;
   for (int64_t t = 1; t <= std::max<int64_t>(cores, 1); t *= 2) threads.push_back(t);
@@ -105,6 +105,16 @@ SearchSpace SearchSpace::default_for(const std::string& device, bool convolution
   }
   if (convolutional) s.set_axis("channels_last", {false, true});
   s.set_axis("checkpointing", {false, true});
+  if (max_ranks > 1) {
+    std::vector<nlohmann::json> ranks;
+    for (int64_t r = 1; r <= max_ranks; r *= 2) ranks.push_back(r);
+    if (ranks.back().get<int64_t>() != max_ranks) ranks.push_back(max_ranks);
+    s.set_axis("ddp.world_size", ranks);
+    s.set_axis("ddp.bucket_cap_mb", {1.0, 25.0});
+    s.set_axis("ddp.gradient_as_bucket_view", {false, true});
+    s.set_axis("ddp.comm_hook", device == "cuda" ? std::vector<nlohmann::json>{"none", "fp16", "bf16"} : std::vector<nlohmann::json>{"none", "bf16"});
+    // Ranks share the cores: one intra-op thread per rank is the fair start on a CPU.
+  }
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
+#include <torch/cuda.h>
 
 #include "reports/atomic_file.h"
 #include "reports/run_report.h"
@@ -47,6 +48,7 @@ struct TuneArgs {
   double verify_cap_s = 900;
   bool no_verify = false;
   bool quiet = false;
+  int64_t max_ranks = 1;
 };
 
 double parse_duration(const std::string& text) {
@@ -120,8 +122,11 @@ int run_tune(const TuneArgs& args) {
   for (const auto& s : args.settings) apply_setting(base, s);
   base.workload = workload.name;
 
+  // On CUDA, every visible GPU may be a rank unless --max-ranks says otherwise.
+  const int64_t max_ranks = args.max_ranks > 1 || base.device != "cuda" ? args.max_ranks : std::max<int64_t>(1, torch::cuda::device_count());
   SearchSpace space = args.space_path.empty()
-                          ? SearchSpace::default_for(base.device, workload.convolutional, static_cast<int64_t>(std::thread::hardware_concurrency()))
+                          ? SearchSpace::default_for(base.device, workload.convolutional, static_cast<int64_t>(std::thread::hardware_concurrency()),
+                                                     max_ranks)
                           : [&] {
                               nlohmann::json j;
                               try {
@@ -290,6 +295,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--verify-cap", args->verify_cap_s, "seconds a train-to-target run may take")->capture_default_str();
   cmd->add_flag("--no-verify", args->no_verify, "skip training the winner and the default to the target");
   cmd->add_flag("--quiet,-q", args->quiet, "no progress lines or table");
+  cmd->add_option("--max-ranks", args->max_ranks, "allow data-parallel trials up to this many local ranks (adds the ddp.* axes)")->capture_default_str();
   register_command_handler(cmd, [args] { return run_tune(*args); });
 }
 

@@ -70,6 +70,12 @@ TEST(SearchSpace, DefaultSpacesPerDevice) {
   EXPECT_NE(cuda.find("tf32"), nullptr);
   EXPECT_EQ(cuda.find("amp")->values.size(), 3u);
   EXPECT_EQ(SearchSpace::default_for("cpu", false, 2).find("channels_last"), nullptr);
+  EXPECT_EQ(cpu.find("ddp.world_size"), nullptr);  // one rank unless more are allowed
+  auto ranks = SearchSpace::default_for("cpu", true, 2, 2);
+  ASSERT_NE(ranks.find("ddp.world_size"), nullptr);
+  EXPECT_EQ(ranks.find("ddp.world_size")->values, (std::vector<nlohmann::json>{1, 2}));
+  EXPECT_NE(ranks.find("ddp.comm_hook"), nullptr);
+  EXPECT_NE(SearchSpace::default_for("cuda", true, 8, 4).find("ddp.bucket_cap_mb"), nullptr);
 }
 
 }  // namespace
