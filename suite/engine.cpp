@@ -12,6 +12,7 @@
 
 #include <torch/torch.h>
 
+#include "reports/quantity.h"
 #include "reports/statistics.h"
 #include "reports/user_error.h"
 #include "suite/activation_checkpoint.h"
@@ -109,16 +110,6 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const RunConfig& config,
 
 void set_lr(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
-}
-
-std::string format_duration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "?";
-  char buffer[32];
-  const auto s = static_cast<long long>(seconds + 0.5);
-  if (s >= 3600) std::snprintf(buffer, sizeof buffer, "%lldh%02lldm", s / 3600, (s % 3600) / 60);
-  else if (s >= 60) std::snprintf(buffer, sizeof buffer, "%lldm%02llds", s / 60, s % 60);
-  else std::snprintf(buffer, sizeof buffer, "%llds", s);
-  return buffer;
 }
 
 [[noreturn]] void fire_fault(const std::string& fault) {

@@ -16,6 +16,7 @@
 #include <torch/cuda.h>
 
 #include "reports/atomic_file.h"
+#include "reports/quantity.h"
 #include "reports/run_report.h"
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
@@ -50,49 +51,6 @@ struct TuneArgs {
   bool quiet = false;
   int64_t max_ranks = 1;
 };
-
-double parse_duration(const std::string& text) {
-  if (text.empty()) return 0;
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (...) {
-    used = 0;
-  }
-  const std::string unit = text.substr(used);
-  const double scale = unit == "" || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
-  if (used == 0 || scale < 0 || !(value > 0))
-    throw UserError("tune", "--budget: '" + text + "' is not a duration like 90s, 10m or 1.5h");
-  return value * scale;
-}
-
-int64_t parse_bytes(const std::string& text) {
-  if (text.empty()) return 0;
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (...) {
-    used = 0;
-  }
-  std::string unit = text.substr(used);
-  const double scale = unit == "" || unit == "B" ? 1 : unit == "K" || unit == "KiB" ? 1024.0 : unit == "M" || unit == "MiB" ? 1048576.0
-                       : unit == "G" || unit == "GiB" ? 1073741824.0 : -1;
-  if (used == 0 || scale < 0 || !(value > 0))
-    throw UserError("tune", "--memory-limit: '" + text + "' is not a size like 4000000000, 512M or 2G");
-  return static_cast<int64_t>(value * scale);
-}
-
-std::string format_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "?";
-  char b[32];
-  const long long t = static_cast<long long>(s + 0.5);
-  if (t >= 3600) std::snprintf(b, sizeof b, "%lldh%02lldm", t / 3600, (t % 3600) / 60);
-  else if (t >= 60) std::snprintf(b, sizeof b, "%lldm%02llds", t / 60, t % 60);
-  else std::snprintf(b, sizeof b, "%llds", t);
-  return b;
-}
 
 nlohmann::json start_point_for(const SearchSpace& space, const RunConfig& base) {
   const nlohmann::json base_json = to_json(base);
@@ -145,7 +103,7 @@ int run_tune(const TuneArgs& args) {
   options.strategy = args.strategy;
   options.objective = args.objective;
   options.max_trials = args.trials;
-  options.budget_s = parse_duration(args.budget);
+  options.budget_s = args.budget.empty() ? 0 : parse_duration_s(args.budget, "tune", "--budget");
   options.seed = args.seed;
   options.journal_path = journal;
   options.resume = args.resume;
@@ -177,7 +135,7 @@ int run_tune(const TuneArgs& args) {
   trial_options.measure_steps = args.measure_steps;
   trial_options.time_cap_s = args.objective == "time-to-target" ? args.verify_cap_s : args.trial_cap_s;
   trial_options.timeout_s = args.objective == "time-to-target" ? args.verify_cap_s * 2 : args.trial_timeout_s;
-  trial_options.memory_limit_bytes = parse_bytes(args.memory_limit);
+  trial_options.memory_limit_bytes = args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
   trial_options.to_target = args.objective == "time-to-target";
   // Trials log every 10 steps so that a short trial still yields enough windows for an interval.
   if (!trial_options.to_target) trial_options.base.log_every_steps = std::min<int64_t>(base.log_every_steps, 10);

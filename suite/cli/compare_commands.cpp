@@ -16,6 +16,7 @@
 #include "reports/child_process.h"
 #include "reports/comparison.h"
 #include "reports/figure_set.h"
+#include "reports/quantity.h"
 #include "reports/run_config.h"
 #include "reports/run_report.h"
 #include "reports/user_error.h"
@@ -23,21 +24,6 @@
 
 namespace dyno {
 namespace {
-
-double parse_fraction(const std::string& text, const std::string& flag) {
-  std::string t = text;
-  bool percent = !t.empty() && t.back() == '%';
-  if (percent) t.pop_back();
-  size_t used = 0;
-  double v = -1;
-  try {
-    v = std::stod(t, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used == 0 || used != t.size() || !(v >= 0)) throw UserError("check", flag + ": '" + text + "' is not a fraction like 5% or 0.05");
-  return percent ? v / 100.0 : v;
-}
 
 std::string pct(double v) {
   char b[32];
@@ -84,7 +70,7 @@ struct CompareArgs {
 
 int run_compare(const CompareArgs& a) {
   CompareOptions o;
-  o.threshold = parse_fraction(a.threshold, "--threshold");
+  o.threshold = parse_fraction(a.threshold, "compare", "--threshold");
   o.alpha = a.alpha;
   const FigureSet base = load_figure_set(a.baseline), cand = load_figure_set(a.candidate);
   std::vector<MetricVerdict> rows;
@@ -167,7 +153,7 @@ int run_check(const CheckArgs& a) {
   const nlohmann::json base_config = with_settings(baseline["config"], a.settings);
   const nlohmann::json cand_config = with_settings(base_config, a.candidate_settings);
   CompareOptions o;
-  o.threshold = parse_fraction(a.threshold, "--threshold");
+  o.threshold = parse_fraction(a.threshold, "check", "--threshold");
   o.alpha = a.alpha;
   if (a.runs < 3) throw UserError("check", "--runs: " + std::to_string(a.runs) + " is too few; use 3 or more");
 
