@@ -94,8 +94,8 @@ std::vector<Workload> build_registry() {
     w.data_description = "fortunes corpus (Debian fortunes), ~90% train / 10% validation";
     w.metric_name = "val_loss";
     w.higher_is_better = false;
-    w.target = 1.60;
-    w.target_note = "validation cross-entropy in nats per character, measured with the recipe (see README)";
+    w.target = 1.75;
+    w.target_note = "validation cross-entropy, nats per character; the recipe measured 1.731 after 4 epochs (2248 steps, 583 s on 2 CPU cores)";
     w.throughput_unit = "tokens";
     w.recipe = {"adamw", 2e-3, 0.01, 0.9, "cosine", 0.05, 4, 64};
     w.load_data = load_text;
