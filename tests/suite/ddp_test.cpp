@@ -18,16 +18,7 @@ namespace {
 const std::string kCommon = "-w fashion-mlp --no-progress --set size=tiny --set optimizer=sgd --set threads=1 --set max_steps=6 "
                             "--set warmup_steps=1 --set log_every_steps=2 --set final_eval=false --set stop_at_target=false";
 
-std::vector<torch::Tensor> parameters_in(const std::string& path) {
-  SegmentedModel model = workload_or_throw("fashion-mlp").build_model();
-  torch::serialize::InputArchive archive, model_archive;
-  archive.load_from(path);
-  archive.read("model", model_archive);
-  model->load(model_archive);
-  std::vector<torch::Tensor> out;
-  for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
-  return out;
-}
+std::vector<torch::Tensor> parameters_in(const std::string& path) { return testing::saved_parameters(path, "fashion-mlp"); }
 
 double max_difference(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
   double worst = 0;

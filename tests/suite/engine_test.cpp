@@ -23,18 +23,6 @@ RunConfig tiny(const std::string& workload) {
   return c;
 }
 
-std::vector<torch::Tensor> saved_parameters(const std::string& path, const std::string& workload) {
-  SegmentedModel model = workload_or_throw(workload).build_model();
-  torch::serialize::InputArchive archive, model_archive;
-  archive.load_from(path);
-  archive.read("model", model_archive);
-  model->load(model_archive);
-  std::vector<torch::Tensor> out;
-  for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
-  for (const auto& b : model->buffers()) out.push_back(b.clone());
-  return out;
-}
-
 std::vector<double> losses(const RunReport& r) {
   std::vector<double> out;
   for (const auto& p : r.loss_curve) out.push_back(p.value);
@@ -103,8 +91,8 @@ TEST(Engine, GradientAccumulationMatchesTheLargerBatch) {
   accumulated.save_state = (dir / "accumulated.pt").string();
   Engine().run(big);
   Engine().run(accumulated);
-  auto a = saved_parameters(big.save_state, "fashion-mlp");
-  auto b = saved_parameters(accumulated.save_state, "fashion-mlp");
+  auto a = testing::saved_parameters(big.save_state, "fashion-mlp", true);
+  auto b = testing::saved_parameters(accumulated.save_state, "fashion-mlp", true);
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6)) << "parameter " << i;
   testing::remove_tree(dir);
 }
@@ -127,8 +115,8 @@ TEST(Engine, ResumeContinuesBitForBit) {
   RunReport resumed = Engine().run(second);
   EXPECT_EQ(resumed.summary.steps, 12);
 
-  auto a = saved_parameters(straight.save_state, "fashion-cnn");
-  auto b = saved_parameters(second.save_state, "fashion-cnn");
+  auto a = testing::saved_parameters(straight.save_state, "fashion-cnn", true);
+  auto b = testing::saved_parameters(second.save_state, "fashion-cnn", true);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i << " differs";
   testing::remove_tree(dir);

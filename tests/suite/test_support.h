@@ -7,6 +7,11 @@
 #include <ftw.h>
 
 #include <cstdio>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "workloads/workload.h"
 #include <filesystem>
 #include <string>
 
@@ -42,6 +47,20 @@ inline CommandResult run_dyno(const std::string& args, const std::string& env_pr
   const int status = ::pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// The model parameters (and buffers, when asked) stored in a training-state file.
+inline std::vector<torch::Tensor> saved_parameters(const std::string& path, const std::string& workload, bool with_buffers = false) {
+  SegmentedModel model = workload_or_throw(workload).build_model();
+  torch::serialize::InputArchive archive, model_archive;
+  archive.load_from(path);
+  archive.read("model", model_archive);
+  model->load(model_archive);
+  std::vector<torch::Tensor> out;
+  for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
+  if (with_buffers)
+    for (const auto& b : model->buffers()) out.push_back(b.clone());
+  return out;
 }
 
 }  // namespace dyno::testing

@@ -3,18 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "reports/user_error.h"
+#include "user_error_matcher.h"
 
 namespace dyno {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 TEST(SearchSpace, ParsesListsAndRanges) {
   auto s = SearchSpace::from_json(nlohmann::json::parse(
