@@ -75,4 +75,13 @@ std::string read_file(const std::string& path) {
   return buffer.str();
 }
 
+nlohmann::json read_json_file(const std::string& path, const std::string& where) {
+  const std::string text = read_file(path);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UserError(where, "'" + path + "' is not valid JSON: " + e.what());
+  }
+}
+
 }  // namespace dyno

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace dyno {
 
 void write_file_atomically(const std::string& path, const std::string& content);
@@ -12,5 +14,8 @@ void write_file_atomically(const std::string& path, const std::string& content);
 void append_line_durably(const std::string& path, const std::string& line);
 
 std::string read_file(const std::string& path);
+
+// Reads and parses a JSON file; throws UserError("<where>", "'<path>' is not valid JSON: ...").
+nlohmann::json read_json_file(const std::string& path, const std::string& where);
 
 }  // namespace dyno

@@ -52,6 +52,27 @@ std::vector<double> logs(const std::vector<double>& values, const char* which) {
 // Regression on the log scale -> relative regression.
 double relative(double log_shift) { return std::exp(log_shift) - 1.0; }
 
+// The shared end of both estimators. `sorted` holds the values whose median is the
+// Hodges-Lehmann estimate (pairwise differences, or Walsh averages); the count of positive ones
+// is the rank statistic, with mean size/2 and standard deviation `null_sd` when there is no
+// shift (normal approximation, continuity corrected); the interval takes the order statistics
+// k and size-1-k of `sorted`.
+ShiftEstimate from_sorted(const std::vector<double>& sorted, double null_sd, double confidence) {
+  ShiftEstimate s;
+  const double total = static_cast<double>(sorted.size());
+  const size_t mid = sorted.size() / 2;
+  s.regression = relative(sorted.size() % 2 ? sorted[mid] : 0.5 * (sorted[mid - 1] + sorted[mid]));
+  double positive = 0;
+  for (double v : sorted) positive += v > 0 ? 1.0 : v == 0 ? 0.5 : 0.0;
+  s.p_value = null_sd > 0 ? 1.0 - normal_cdf((positive - total / 2.0 - 0.5) / null_sd) : 1.0;
+  const double z = normal_quantile(0.5 + confidence / 2.0);
+  const long k = std::max(0L, static_cast<long>(std::floor(total / 2.0 - z * null_sd)));
+  const size_t lo = std::min(static_cast<size_t>(k), sorted.size() - 1), hi = sorted.size() - 1 - lo;
+  s.regression_low = relative(sorted[lo]);
+  s.regression_high = relative(sorted[hi]);
+  return s;
+}
+
 }  // namespace
 
 ShiftEstimate estimate_shift(const std::vector<double>& baseline, const std::vector<double>& candidate, bool higher_is_better,
@@ -67,21 +88,10 @@ ShiftEstimate estimate_shift(const std::vector<double>& baseline, const std::vec
     for (double c : y) d.push_back(higher_is_better ? b - c : c - b);
   std::sort(d.begin(), d.end());
   const double n = static_cast<double>(x.size()), m = static_cast<double>(y.size()), nm = n * m;
-  ShiftEstimate s;
+  // Mann-Whitney: U counts the positive pairwise differences.
+  ShiftEstimate s = from_sorted(d, std::sqrt(nm * (n + m + 1) / 12.0), confidence);
   s.baseline_count = static_cast<int>(x.size());
   s.candidate_count = static_cast<int>(y.size());
-  const size_t mid = d.size() / 2;
-  s.regression = relative(d.size() % 2 ? d[mid] : 0.5 * (d[mid - 1] + d[mid]));
-  // Mann-Whitney: the count of positive differences; normal approximation with tie correction.
-  double positive = 0;
-  for (double v : d) positive += v > 0 ? 1.0 : v == 0 ? 0.5 : 0.0;
-  const double sd = std::sqrt(nm * (n + m + 1) / 12.0);
-  s.p_value = sd > 0 ? 1.0 - normal_cdf((positive - nm / 2.0 - 0.5) / sd) : 1.0;
-  const double z = normal_quantile(0.5 + confidence / 2.0);
-  const long k = std::max(0L, static_cast<long>(std::floor(nm / 2.0 - z * sd)));
-  const size_t lo = std::min(static_cast<size_t>(k), d.size() - 1), hi = d.size() - 1 - lo;
-  s.regression_low = relative(d[lo]);
-  s.regression_high = relative(d[hi]);
   return s;
 }
 
@@ -97,21 +107,10 @@ ShiftEstimate estimate_paired_shift(const std::vector<double>& baseline, const s
   for (size_t i = 0; i < d.size(); ++i)
     for (size_t j = i; j < d.size(); ++j) walsh.push_back(0.5 * (d[i] + d[j]));
   std::sort(walsh.begin(), walsh.end());
-  const double n = static_cast<double>(d.size()), total = static_cast<double>(walsh.size());
-  ShiftEstimate s;
+  const double n = static_cast<double>(d.size());
+  // Wilcoxon signed rank: T+ equals the number of positive Walsh averages.
+  ShiftEstimate s = from_sorted(walsh, std::sqrt(n * (n + 1) * (2 * n + 1) / 24.0), confidence);
   s.baseline_count = s.candidate_count = static_cast<int>(d.size());
-  const size_t mid = walsh.size() / 2;
-  s.regression = relative(walsh.size() % 2 ? walsh[mid] : 0.5 * (walsh[mid - 1] + walsh[mid]));
-  // Wilcoxon signed rank: T+ = number of positive Walsh averages.
-  double positive = 0;
-  for (double v : walsh) positive += v > 0 ? 1.0 : v == 0 ? 0.5 : 0.0;
-  const double sd = std::sqrt(n * (n + 1) * (2 * n + 1) / 24.0);
-  s.p_value = sd > 0 ? 1.0 - normal_cdf((positive - total / 2.0 - 0.5) / sd) : 1.0;
-  const double z = normal_quantile(0.5 + confidence / 2.0);
-  const long k = std::max(0L, static_cast<long>(std::floor(total / 2.0 - z * sd)));
-  const size_t lo = std::min(static_cast<size_t>(k), walsh.size() - 1), hi = walsh.size() - 1 - lo;
-  s.regression_low = relative(walsh[lo]);
-  s.regression_high = relative(walsh[hi]);
   return s;
 }
 

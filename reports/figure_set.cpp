@@ -65,12 +65,7 @@ FigureSet figure_set_from_json(const nlohmann::json& j, const std::string& what)
 }
 
 FigureSet load_figure_set(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UserError("compare", "'" + path + "' is not valid JSON: " + e.what());
-  }
+  const nlohmann::json j = read_json_file(path, "compare");
   try {
     return figure_set_from_json(j, "'" + path + "'");
   } catch (const nlohmann::json::exception& e) {

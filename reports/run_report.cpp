@@ -161,12 +161,7 @@ void write_report(const std::string& path, const RunReport& report) {
 }
 
 RunReport read_report(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UserError("report", "'" + path + "' is not valid JSON: " + e.what());
-  }
+  const nlohmann::json j = read_json_file(path, "report");
   try {
     return report_from_json(j);
   } catch (const nlohmann::json::exception& e) {

@@ -85,15 +85,7 @@ int run_tune(const TuneArgs& args) {
   SearchSpace space = args.space_path.empty()
                           ? SearchSpace::default_for(base.device, workload.convolutional, static_cast<int64_t>(std::thread::hardware_concurrency()),
                                                      max_ranks)
-                          : [&] {
-                              nlohmann::json j;
-                              try {
-                                j = nlohmann::json::parse(read_file(args.space_path));
-                              } catch (const nlohmann::json::parse_error& e) {
-                                throw UserError("space", "'" + args.space_path + "' is not valid JSON: " + e.what());
-                              }
-                              return SearchSpace::from_json(j);
-                            }();
+                          : SearchSpace::from_json(read_json_file(args.space_path, "space"));
   for (const auto& a : args.axes) space.override_axis(a);
   if (!workload.convolutional) space.remove_axis("channels_last");
 

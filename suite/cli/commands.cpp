@@ -52,12 +52,7 @@ std::string default_out(const std::string& workload) {
 RunConfig build_config(const std::string& config_path, const std::string& workload, const std::vector<std::string>& settings) {
   RunConfig config;
   if (!config_path.empty()) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(read_file(config_path));
-    } catch (const nlohmann::json::parse_error& e) {
-      throw UserError("config", "'" + config_path + "' is not valid JSON: " + e.what());
-    }
+    nlohmann::json j = read_json_file(config_path, "config");
     // A run report or tuner best-config may be given directly: take its "config" block.
     if (j.contains("config") && j["config"].is_object() && j.contains("schema_version")) j = j["config"];
     config = config_from_json(j);

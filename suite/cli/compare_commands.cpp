@@ -141,12 +141,7 @@ int run_check(const CheckArgs& a) {
     return 0;
   }
   if (a.baseline.empty()) throw UserError("check", "--baseline FILE is required (or --record FILE to make one)");
-  nlohmann::json baseline;
-  try {
-    baseline = nlohmann::json::parse(read_file(a.baseline));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UserError("check", "'" + a.baseline + "' is not valid JSON: " + e.what());
-  }
+  const nlohmann::json baseline = read_json_file(a.baseline, "check");
   check_schema_version(baseline, "'" + a.baseline + "'");
   if (baseline.value("kind", "") != "baseline" || !baseline.contains("config"))
     throw UserError("check", "'" + a.baseline + "' is not a dyno baseline (make one with dyno check --record FILE)");

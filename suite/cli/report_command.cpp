@@ -16,13 +16,7 @@
 namespace dyno {
 namespace {
 
-nlohmann::json read_json(const std::string& path) {
-  try {
-    return nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UserError("report", "'" + path + "' is not valid JSON: " + e.what());
-  }
-}
+nlohmann::json read_json(const std::string& path) { return read_json_file(path, "report"); }
 
 struct ReportArgs {
   std::vector<std::string> targets;
