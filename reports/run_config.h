@@ -34,6 +34,7 @@ struct RunConfig {
   int64_t max_steps = 0;     // optimizer steps; 0 = no limit
   double time_limit_s = 0;   // 0 = no limit
   bool stop_at_target = true;
+  double target = 0;         // the metric to reach; 0 = the workload's target
   int64_t plateau_patience = 0;  // evaluations without improvement; 0 = off
   int64_t eval_every_steps = 0;  // 0 = once per epoch
 

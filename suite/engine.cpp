@@ -187,7 +187,8 @@ RunReport Engine::run(const RunConfig& input) {
   report.environment = collect_environment(*backend);
   report.summary.metric_name = workload.metric_name;
   report.summary.higher_is_better = workload.higher_is_better;
-  report.summary.target = workload.target;
+  const double target = config.target > 0 ? config.target : workload.target;
+  report.summary.target = target;
   report.summary.throughput_unit = workload.throughput_unit;
 
   NvtxRange run_range("run");
@@ -273,7 +274,7 @@ RunReport Engine::run(const RunConfig& input) {
     const double metric = workload.metric_name == "accuracy" ? last_eval.accuracy : last_eval.loss;
     const double epoch_position = static_cast<double>(step) / static_cast<double>(steps_per_epoch);
     report.metric_curve.push_back({step, epoch_position, elapsed(), metric});
-    const bool reached = workload.higher_is_better ? metric >= workload.target : metric <= workload.target;
+    const bool reached = workload.higher_is_better ? metric >= target : metric <= target;
     if (reached && !report.summary.time_to_target_s) report.summary.time_to_target_s = elapsed();
     const bool improved = workload.higher_is_better ? metric > best_metric : metric < best_metric;
     if (improved) {

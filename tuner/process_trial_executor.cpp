@@ -120,7 +120,11 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, int64_t budget_
   }
   if (trial.ok() && options_.to_target && !trial.time_to_target_s) {
     trial.outcome = "rejected";
-    trial.reason = "did not reach the target within " + std::to_string(static_cast<int>(config.time_limit_s)) + " s";
+    char reason[256];
+    std::snprintf(reason, sizeof reason, "did not reach the target: %s %.4g (target %.4g) when it stopped (stop: %s, after %.2f epochs, %.1f s; cap %.0f s)",
+                  report.summary.metric_name.c_str(), report.summary.final_metric, report.summary.target, report.summary.stop_reason.c_str(),
+                  report.summary.epochs, report.summary.wall_time_s, config.time_limit_s);
+    trial.reason = reason;
   }
   return trial;
 }

@@ -33,6 +33,8 @@ class ProcessTrialExecutor : public TrialExecutor {
   // The full RunConfig a trial runs (base + point + measurement settings).
   RunConfig trial_config(const nlohmann::json& point, int64_t budget_level) const;
   const ProcessTrialOptions& options() const { return options_; }
+  // Changes the per-trial time cap (budget level 1) for the trials still to come.
+  void set_time_cap(double seconds) { options_.time_cap_s = seconds; }
 
   // Set by a signal handler: the running child is killed and execute() returns "interrupted".
   static std::atomic<bool> interrupted;

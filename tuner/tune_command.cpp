@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cmath>
@@ -66,14 +67,167 @@ nlohmann::json start_point_for(const SearchSpace& space, const RunConfig& base) 
 
 void on_interrupt(int) { ProcessTrialExecutor::interrupted = true; }
 
-int run_tune(const TuneArgs& args) {
+// Knobs that change how many steps reach the target rather than how fast a step runs. With
+// --objective time-to-target they are searched in a second phase, after the throughput search.
+bool is_convergence_knob(const std::string& knob) {
+  return knob == "epochs" || knob == "schedule" || knob == "lr" || knob == "lr_scaling" || knob == "eval_every_steps";
+}
+
+// Moves the convergence axes with more than one value out of `space` (a single value is a setting:
+// it stays, so phase 1 measures with it, e.g. lr_scaling=sqrt while the batch grows). The horizon
+// and the schedule get default axes when the space has none for them: the LR schedule's horizon at
+// the recipe's epochs and at 1/6, 1/4 and 1/3 of them (a shorter horizon anneals sooner, which is
+// what reaches a target early), and the recipe's schedule or one-cycle.
+SearchSpace take_convergence_axes(SearchSpace& space, const Workload& workload) {
+  nlohmann::json axes = nlohmann::json::object();
+  std::vector<std::string> moved;
+  for (const auto& axis : space.axes())
+    if (is_convergence_knob(axis.knob) && axis.values.size() > 1) {
+      axes[axis.knob] = axis.values;
+      moved.push_back(axis.knob);
+    }
+  for (const auto& knob : moved) space.remove_axis(knob);
+  if (!axes.contains("epochs") && !space.find("epochs")) {
+    const int64_t r = workload.recipe.epochs;
+    std::vector<int64_t> epochs = {0};  // 0 = the recipe's
+    for (int64_t e : {r / 6, r / 4, r / 3})
+      if (e >= 1 && e < r && std::find(epochs.begin(), epochs.end(), e) == epochs.end()) epochs.push_back(e);
+    axes["epochs"] = epochs;
+  }
+  if (!axes.contains("schedule") && !space.find("schedule")) axes["schedule"] = {"auto", "onecycle"};
+  return SearchSpace::from_json({{"axes", axes}});
+}
+
+// Phase 1 ranks batch sizes by throughput alone, but a smaller batch takes more steps per epoch
+// and often reaches the target in fewer epochs. When the winner's batch is above the recipe's,
+// phase 2 also tries the next smaller batch of the space (not below the recipe's), so that the
+// trade-off is measured where it matters.
+void add_smaller_batch(SearchSpace& target, const SearchSpace& throughput_space, const nlohmann::json& winner, const Workload& workload) {
+  const Axis* axis = throughput_space.find("batch_size");
+  if (!axis || target.find("batch_size") || !winner.contains("batch_size")) return;
+  const int64_t best = winner["batch_size"].get<int64_t>();
+  int64_t smaller = 0;
+  for (const auto& v : axis->values) {
+    const int64_t b = v.get<int64_t>();
+    if (b < best && b >= workload.recipe.reference_batch_size) smaller = std::max(smaller, b);
+  }
+  if (smaller > 0) target.set_axis("batch_size", {best, smaller});
+}
+
+// Opens (or checks, with --resume) the journal in `dir`: its first line is the run's header.
+void open_journal(const std::string& dir, const nlohmann::json& header, bool resume) {
+  std::filesystem::create_directories(dir);
+  const std::string journal = dir + "/journal.jsonl";
+  if (!std::filesystem::exists(journal)) {
+    append_line_durably(journal, header.dump());
+    return;
+  }
+  if (!resume) throw UserError("tune", "'" + dir + "' already holds a tuning journal; pass --resume to continue it, or choose another --out");
+  std::ifstream in(journal);
+  std::string first;
+  std::getline(in, first);
+  nlohmann::json old;
+  try {
+    old = nlohmann::json::parse(first);
+  } catch (...) {
+    throw UserError("journal", journal + " has no readable header line");
+  }
+  for (const char* key : {"strategy", "objective", "seed", "space", "base_config"})
+    if (old[key] != header[key])
+      throw UserError("tune", "--resume: the journal in '" + dir + "' was made with another " + key + " (" + old[key].dump().substr(0, 200) +
+                                  "); give the same options as the first run, or choose another --out");
+}
+
+// One search: its own journal, trials folder and report in `dir`.
+struct Phase {
+  std::string dir;
+  RunConfig base;
+  std::unique_ptr<ProcessTrialExecutor> executor;
+  std::unique_ptr<Tuner> tuner;
+};
+
+class TuneRun {
+ public:
+  TuneRun(const TuneArgs& args, const Workload& workload) : args_(args), workload_(workload), started_(Clock::now()) {}
+
+  Phase& start_phase(const std::string& dir, const RunConfig& base, const SearchSpace& space, const TunerOptions& options_in,
+                     const ProcessTrialOptions& trial_options_in) {
+    auto phase = std::make_unique<Phase>();
+    phase->dir = dir;
+    phase->base = base;
+    TunerOptions options = options_in;
+    options.journal_path = dir + "/journal.jsonl";
+    open_journal(dir, journal_header(options, space, to_json(base)), args_.resume);
+    ProcessTrialOptions trial_options = trial_options_in;
+    trial_options.base = base;
+    trial_options.trial_dir = dir + "/trials";
+    phase->executor = std::make_unique<ProcessTrialExecutor>(trial_options);
+    options.on_trial = [this](const Trial& t, const Tuner& tuner) { progress(t, tuner); };
+    phase->tuner = std::make_unique<Tuner>(space, start_point_for(space, base), *phase->executor, options);
+    if (!args_.quiet)
+      std::fprintf(stderr, "[tune] %s on %s: strategy %s, objective %s, %zu axes (%lld grid points)%s; trials in %s\n", workload_.name.c_str(),
+                   base.device.c_str(), options.strategy.c_str(), options.objective.c_str(), space.axes().size(),
+                   static_cast<long long>(space.grid_size()), phase->tuner->resumed_from_journal() ? ", resuming" : "", dir.c_str());
+    phases_.push_back(std::move(phase));
+    return *phases_.back();
+  }
+
+  double elapsed_s() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
+
+ private:
   using Clock = std::chrono::steady_clock;
-  const auto started = Clock::now();
+
+  void progress(const Trial& t, const Tuner& tuner) const {
+    if (args_.quiet) return;
+    const Trial* best = tuner.best();
+    const TunerOptions& o = tuner.options();
+    std::string eta = "?";
+    const int64_t done = tuner.executed_trials();
+    const double per_trial = done > 0 ? tuner.spent_s() / static_cast<double>(done) : 0;
+    if (o.max_trials > 0) eta = format_duration(per_trial * static_cast<double>(o.max_trials - done));
+    else if (o.budget_s > 0) eta = format_duration(o.budget_s - tuner.spent_s());
+    else if (o.strategy == "grid" || o.strategy == "random") eta = format_duration(per_trial * static_cast<double>(tuner.space().grid_size() - done));
+    char figure[64];
+    if (o.objective == "time-to-target")
+      std::snprintf(figure, sizeof figure, "%s to target | best %s", t.time_to_target_s ? format_duration(*t.time_to_target_s).c_str() : "-",
+                    best && best->time_to_target_s ? format_duration(*best->time_to_target_s).c_str() : "-");
+    else
+      std::snprintf(figure, sizeof figure, "%9.0f %s/s | best %.0f", std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0,
+                    workload_.throughput_unit.c_str(), best ? best->samples_per_second : 0.0);
+    std::fprintf(stderr, "[tune %s] trial %lld %-13s %-10s %s | spent %s, ETA %s | %s\n", o.strategy.c_str(), static_cast<long long>(t.id),
+                 t.stage.c_str(), t.outcome.c_str(), figure, format_duration(elapsed_s()).c_str(), eta.c_str(),
+                 describe_changes(tuner, t.point).c_str());
+  }
+
+  const TuneArgs& args_;
+  const Workload& workload_;
+  Clock::time_point started_;
+  std::vector<std::unique_ptr<Phase>> phases_;
+};
+
+// A time-to-target trial that has not reached the target by then cannot beat the best so far
+// (plus a margin for run-to-run noise): later trials are stopped there and recorded as rejected.
+void cap_at_best(ProcessTrialExecutor& executor, const Tuner& tuner, double cap_s) {
+  const Trial* best = tuner.best();
+  executor.set_time_cap(best && best->time_to_target_s ? std::min(cap_s, *best->time_to_target_s * 1.3 + 5) : cap_s);
+}
+
+void write_outputs(const Phase& phase, const TuneSummary& summary) {
+  write_file_atomically(phase.dir + "/report.json", tune_report_json(*phase.tuner, summary).dump(2) + "\n");
+  if (phase.tuner->best()) {
+    const nlohmann::json best_config = best_config_json(*phase.tuner, phase.base);
+    write_file_atomically(phase.dir + "/best-config.json", best_config.dump(2) + "\n");
+    write_file_atomically(phase.dir + "/best-config.py", best_config_python(config_from_json(best_config)));
+  }
+}
+
+int run_tune(const TuneArgs& args) {
   if (args.out.empty()) throw UserError("tune", "--out DIR is required: the journal, reports and best config go there");
   if (args.objective != "throughput" && args.objective != "time-to-target")
     throw UserError("tune", "--objective: '" + args.objective + "' is not one of throughput, time-to-target");
   make_strategy(args.strategy);  // validates the name before anything runs
   const Workload& workload = workload_or_throw(args.workload);
+  const bool to_target = args.objective == "time-to-target";
 
   RunConfig base;
   base.workload = workload.name;
@@ -88,96 +242,81 @@ int run_tune(const TuneArgs& args) {
                           : SearchSpace::from_json(read_json_file(args.space_path, "space"));
   for (const auto& a : args.axes) space.override_axis(a);
   if (!workload.convolutional) space.remove_axis("channels_last");
+  // time-to-target: phase 1 searches throughput (cheap trials) over the other axes, phase 2 trains
+  // the phase-1 winner to the target over the convergence axes.
+  const SearchSpace convergence = to_target ? take_convergence_axes(space, workload) : SearchSpace();
 
-  std::filesystem::create_directories(args.out);
-  const std::string journal = args.out + "/journal.jsonl";
   TunerOptions options;
   options.strategy = args.strategy;
-  options.objective = args.objective;
+  options.objective = "throughput";
   options.max_trials = args.trials;
   options.budget_s = args.budget.empty() ? 0 : parse_duration_s(args.budget, "tune", "--budget");
   options.seed = args.seed;
-  options.journal_path = journal;
   options.resume = args.resume;
-  const nlohmann::json header = journal_header(options, space, to_json(base));
-  if (std::filesystem::exists(journal)) {
-    if (!args.resume)
-      throw UserError("tune", "'" + args.out + "' already holds a tuning journal; pass --resume to continue it, or choose another --out");
-    std::ifstream in(journal);
-    std::string first;
-    std::getline(in, first);
-    nlohmann::json old;
-    try {
-      old = nlohmann::json::parse(first);
-    } catch (...) {
-      throw UserError("journal", journal + " has no readable header line");
-    }
-    for (const char* key : {"strategy", "objective", "seed", "space", "base_config"})
-      if (old[key] != header[key])
-        throw UserError("tune", "--resume: the journal in '" + args.out + "' was made with another " + key + " (" + old[key].dump().substr(0, 200) +
-                                    "); give the same options as the first run, or choose another --out");
-  } else {
-    append_line_durably(journal, header.dump());
-  }
 
   ProcessTrialOptions trial_options;
   trial_options.dyno_binary = current_executable();
-  trial_options.trial_dir = args.out + "/trials";
-  trial_options.base = base;
   trial_options.measure_steps = args.measure_steps;
-  trial_options.time_cap_s = args.objective == "time-to-target" ? args.verify_cap_s : args.trial_cap_s;
-  trial_options.timeout_s = args.objective == "time-to-target" ? args.verify_cap_s * 2 : args.trial_timeout_s;
+  trial_options.time_cap_s = args.trial_cap_s;
+  trial_options.timeout_s = args.trial_timeout_s;
   trial_options.memory_limit_bytes = args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
-  trial_options.to_target = args.objective == "time-to-target";
   // Trials log every 10 steps so that a short trial still yields enough windows for an interval.
-  if (!trial_options.to_target) trial_options.base.log_every_steps = std::min<int64_t>(base.log_every_steps, 10);
-  ProcessTrialExecutor executor(trial_options);
+  RunConfig throughput_base = base;
+  throughput_base.log_every_steps = std::min<int64_t>(base.log_every_steps, 10);
 
-  const bool show = !args.quiet;
-  const int64_t grid = space.grid_size();
-  options.on_trial = [&, show](const Trial& t, const Tuner& tuner) {
-    if (!show) return;
-    const Trial* best = tuner.best();
-    std::string eta = "?";
-    const int64_t done = tuner.executed_trials();
-    const double per_trial = done > 0 ? tuner.spent_s() / static_cast<double>(done) : 0;
-    if (options.max_trials > 0) eta = format_duration(per_trial * static_cast<double>(options.max_trials - done));
-    else if (options.budget_s > 0) eta = format_duration(options.budget_s - tuner.spent_s());
-    else if (args.strategy == "grid" || args.strategy == "random") eta = format_duration(per_trial * static_cast<double>(grid - done));
-    std::fprintf(stderr, "[tune %s] trial %lld %-13s %-10s %9.0f %s/s | best %.0f | spent %s, ETA %s | %s\n", args.strategy.c_str(),
-                 static_cast<long long>(t.id), t.stage.c_str(), t.outcome.c_str(), std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0,
-                 workload.throughput_unit.c_str(), best ? best->samples_per_second : 0.0,
-                 format_duration(std::chrono::duration<double>(Clock::now() - started).count()).c_str(), eta.c_str(),
-                 describe_changes(tuner, t.point).c_str());
-  };
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
-
-  Tuner tuner(space, start_point_for(space, base), executor, options);
-  if (show)
-    std::fprintf(stderr, "[tune] %s on %s: strategy %s, objective %s, %zu axes (%lld grid points)%s; trials in %s\n", workload.name.c_str(),
-                 base.device.c_str(), args.strategy.c_str(), args.objective.c_str(), space.axes().size(), static_cast<long long>(grid),
-                 tuner.resumed_from_journal() ? ", resuming" : "", args.out.c_str());
+  TuneRun run(args, workload);
   TuneSummary summary;
   summary.workload = workload.name;
   summary.device = base.device;
-  summary.base = base;
+  Phase* throughput = nullptr;
+  Phase* final_phase = nullptr;
   int status = 0;
   try {
-    tuner.run();
-    const Trial* best = tuner.best();
-    if (best && !args.no_verify) {
+    if (!to_target || !space.axes().empty()) {
+      throughput = &run.start_phase(to_target ? args.out + "/throughput" : args.out, throughput_base, space, options, trial_options);
+      throughput->base = base;  // the best config carries the user's settings, not the trials' logging cadence
+      final_phase = throughput;
+      throughput->tuner->run();
+    }
+    if (to_target) {
+      RunConfig tuned_base = base;
+      if (throughput && throughput->tuner->best()) tuned_base = config_from_json(throughput->tuner->best()->point, base);
+      SearchSpace target_space = convergence;
+      if (throughput && throughput->tuner->best()) add_smaller_batch(target_space, space, throughput->tuner->best()->point, workload);
+      TunerOptions target_options = options;
+      target_options.strategy = "grid";  // a handful of full training runs: all of them
+      target_options.objective = "time-to-target";
+      ProcessTrialOptions target_trials = trial_options;
+      target_trials.to_target = true;
+      target_trials.time_cap_s = args.verify_cap_s;
+      target_trials.timeout_s = args.verify_cap_s * 2;
+      Phase& phase = run.start_phase(args.out, tuned_base, target_space, target_options, target_trials);
+      final_phase = &phase;
+      auto report_progress = phase.tuner->options().on_trial;
+      cap_at_best(*phase.executor, *phase.tuner, args.verify_cap_s);
+      // Re-wire progress so every finished trial also tightens the cap for the next one.
+      phase.tuner->set_on_trial([&phase, report_progress, cap = args.verify_cap_s](const Trial& t, const Tuner& tuner) {
+        report_progress(t, tuner);
+        cap_at_best(*phase.executor, tuner, cap);
+      });
+      phase.tuner->run();
+    }
+    if (const Trial* best = final_phase->tuner->best(); best && !args.no_verify) {
       // Verification: the winner and the default configuration, both trained to the target.
       ProcessTrialOptions verify_options = trial_options;
-      verify_options.base = base;
       verify_options.to_target = true;
       verify_options.time_cap_s = args.verify_cap_s;
       verify_options.timeout_s = args.verify_cap_s * 2;
       verify_options.memory_limit_bytes = 0;
-      ProcessTrialExecutor verifier(verify_options);
-      const nlohmann::json best_point = best->point;
-      const Trial tuned = tuner.verify(verifier, best_point, "best");
-      const Trial fallback = tuner.verify(verifier, nlohmann::json::object(), "default");
+      verify_options.trial_dir = final_phase->dir + "/trials";
+      verify_options.base = final_phase->base;
+      ProcessTrialExecutor tuned_verifier(verify_options);
+      verify_options.base = base;
+      ProcessTrialExecutor default_verifier(verify_options);
+      const Trial tuned = final_phase->tuner->verify(tuned_verifier, best->point, "best");
+      const Trial fallback = final_phase->tuner->verify(default_verifier, nlohmann::json::object(), "default");
       auto describe = [](const Trial& t) {
         return nlohmann::json{{"outcome", t.outcome}, {"reason", t.reason}, {"time_to_target_s", t.time_to_target_s ? nlohmann::json(*t.time_to_target_s) : nlohmann::json(nullptr)},
                               {"samples_per_second", t.samples_per_second}, {"report", t.report_path}};
@@ -187,35 +326,60 @@ int run_tune(const TuneArgs& args) {
         summary.verification["speedup"] = *fallback.time_to_target_s / *tuned.time_to_target_s;
     }
   } catch (const TuningInterrupted&) {
-    std::fprintf(stderr, "[tune] interrupted: %lld trials are in %s; continue with --resume\n", static_cast<long long>(tuner.executed_trials()), journal.c_str());
+    std::fprintf(stderr, "[tune] interrupted: the trials so far are journaled under %s; continue with --resume\n", args.out.c_str());
     status = 130;
   }
+  if (!final_phase) return status;
+  const Tuner& tuner = *final_phase->tuner;
   if (const Trial* best = tuner.best(); best && !best->report_path.empty() && std::filesystem::exists(best->report_path))
     summary.environment = to_json(read_report(best->report_path))["environment"];
-  summary.wall_time_s = std::chrono::duration<double>(Clock::now() - started).count();
-
-  write_file_atomically(args.out + "/report.json", tune_report_json(tuner, summary).dump(2) + "\n");
-  const Trial* best = tuner.best();
-  if (best) {
-    const nlohmann::json best_config = best_config_json(tuner, base);
-    write_file_atomically(args.out + "/best-config.json", best_config.dump(2) + "\n");
-    write_file_atomically(args.out + "/best-config.py", best_config_python(config_from_json(best_config)));
+  summary.wall_time_s = run.elapsed_s();
+  if (throughput && throughput != final_phase) {
+    TuneSummary phase_summary = summary;
+    phase_summary.base = throughput->base;
+    phase_summary.verification = nullptr;
+    write_outputs(*throughput, phase_summary);
+    const Trial* b = throughput->tuner->best();
+    summary.throughput_phase = {{"report", throughput->dir + "/report.json"},
+                                {"strategy", throughput->tuner->options().strategy},
+                                {"trials", throughput->tuner->executed_trials()},
+                                {"trial_time_s", throughput->tuner->spent_s()},
+                                {"best_changes", b ? nlohmann::json(describe_changes(*throughput->tuner, b->point)) : nlohmann::json(nullptr)},
+                                {"best_samples_per_second", b ? nlohmann::json(b->samples_per_second) : nlohmann::json(nullptr)}};
   }
-  if (show) {
+  summary.base = final_phase->base;
+  write_outputs(*final_phase, summary);
+
+  const Trial* best = tuner.best();
+  if (!args.quiet) {
+    if (throughput && throughput != final_phase) {
+      std::cout << "phase 1 (throughput, " << throughput->tuner->options().strategy << "):\n" << trials_table(*throughput->tuner);
+      std::cout << "\nphase 2 (time to target, grid over the convergence knobs):\n";
+    }
     std::cout << trials_table(tuner);
-    if (best)
+    if (best && to_target)
+      std::printf("\nbest: trial %lld, %.1f s to target, %s%s\n", static_cast<long long>(best->id), best->time_to_target_s.value_or(0.0),
+                  summary.throughput_phase.is_null() ? "" : (summary.throughput_phase["best_changes"].get<std::string>() + " ").c_str(),
+                  describe_changes(tuner, best->point).c_str());
+    else if (best)
       std::printf("\nbest: trial %lld, %.0f %s/s [%.0f, %.0f], %s\n", static_cast<long long>(best->id), best->samples_per_second,
                   workload.throughput_unit.c_str(), best->ci_low, best->ci_high, describe_changes(tuner, best->point).c_str());
     else
       std::printf("\nno trial succeeded; see the reasons above\n");
     if (!summary.verification.is_null()) {
       const auto& v = summary.verification;
-      std::printf("verification (train to target %s %.4g): tuned %s s, default %s s, speedup %s\n", workload.metric_name.c_str(), workload.target,
+      std::printf("verification (train to target %s %.4g): tuned %s s, default %s s, speedup %s\n", workload.metric_name.c_str(), base.target > 0 ? base.target : workload.target,
                   v["best"]["time_to_target_s"].dump().c_str(), v["default"]["time_to_target_s"].dump().c_str(),
                   v["speedup"].is_null() ? "n/a" : (std::to_string(v["speedup"].get<double>()).substr(0, 5) + "x").c_str());
     }
-    std::printf("tuning cost: %lld trials, %s of trials, %s wall\n", static_cast<long long>(tuner.executed_trials()),
-                format_duration(tuner.spent_s()).c_str(), format_duration(summary.wall_time_s).c_str());
+    int64_t trials = tuner.executed_trials();
+    double spent = tuner.spent_s();
+    if (throughput && throughput != final_phase) {
+      trials += throughput->tuner->executed_trials();
+      spent += throughput->tuner->spent_s();
+    }
+    std::printf("tuning cost: %lld trials, %s of trials, %s wall\n", static_cast<long long>(trials), format_duration(spent).c_str(),
+                format_duration(summary.wall_time_s).c_str());
     std::printf("wrote %s/report.json%s\n", args.out.c_str(), best ? (", " + args.out + "/best-config.json, " + args.out + "/best-config.py").c_str() : "");
   }
   if (status) return status;

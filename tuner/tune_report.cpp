@@ -53,10 +53,12 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
           {"best", best ? nlohmann::json{{"id", best->id}, {"point", best->point}, {"changes", describe_changes(tuner, best->point)},
                                          {"samples_per_second", best->samples_per_second}, {"ci_low", best->ci_low},
                                          {"ci_high", best->ci_high}, {"peak_memory_bytes", best->peak_memory_bytes},
+                                         {"time_to_target_s", best->time_to_target_s ? nlohmann::json(*best->time_to_target_s) : nlohmann::json(nullptr)},
                                          {"config", best_config_json(tuner, summary.base)}}
                         : nlohmann::json(nullptr)},
           {"pareto_front", pareto},
           {"cost", {{"trials", tuner.executed_trials()}, {"trial_time_s", tuner.spent_s()}, {"wall_time_s", summary.wall_time_s}}},
+          {"throughput_phase", summary.throughput_phase},
           {"verification", summary.verification},
           {"environment", summary.environment}};
 }
@@ -122,13 +124,16 @@ std::string best_config_python(const RunConfig& c) {
 std::string trials_table(const Tuner& tuner) {
   std::ostringstream out;
   char line[512];
-  std::snprintf(line, sizeof line, "%4s  %-15s %-14s %12s  %-21s %9s %7s  %s\n", "id", "stage", "outcome", "samples/s", "95% interval",
-                "peak MiB", "time s", "changes from start");
+  // Throughput trials show the median's 95% interval; time-to-target trials their time to the target.
+  const bool to_target = tuner.options().objective == "time-to-target";
+  std::snprintf(line, sizeof line, "%4s  %-15s %-14s %12s  %-21s %9s %7s  %s\n", "id", "stage", "outcome", "samples/s",
+                to_target ? "to target s" : "95% interval", "peak MiB", "time s", "changes from start");
   out << line;
   const Trial* best = tuner.best();
   for (const auto& t : tuner.trials()) {
     char interval[64] = "";
-    if (t.ok() && t.stage != "verify") std::snprintf(interval, sizeof interval, "[%.0f, %.0f]", t.ci_low, t.ci_high);
+    if (t.time_to_target_s && (to_target || t.stage == "verify")) std::snprintf(interval, sizeof interval, "%.1f", *t.time_to_target_s);
+    else if (t.ok() && t.stage != "verify") std::snprintf(interval, sizeof interval, "[%.0f, %.0f]", t.ci_low, t.ci_high);
     std::snprintf(line, sizeof line, "%4lld%s %-15s %-14s %12.0f  %-21s %9.0f %7.1f  %s\n", static_cast<long long>(t.id),
                   best && best->id == t.id ? "*" : " ", t.stage.c_str(), t.outcome.c_str(),
                   std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0, interval,

@@ -21,6 +21,7 @@ struct TuneSummary {
   double wall_time_s = 0;
   nlohmann::json verification = nullptr;  // {best, default, speedup} or null
   nlohmann::json environment = nullptr;   // from the best trial's run report
+  nlohmann::json throughput_phase = nullptr;  // time-to-target runs: phase 1's report path, best and cost
 };
 
 nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary);

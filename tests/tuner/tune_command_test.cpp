@@ -113,5 +113,40 @@ TEST(TuneCommand, RefusesToOverwriteAJournalAndAMismatchedResume) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+TEST(TuneCommand, TimeToTargetSearchesThroughputThenConvergence) {
+  const std::string dir = "/tmp/dyno_tune_ttt_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [32, 64], "epochs": [0, 1, 2]}})");
+  // Tiny data and a reachable target: phase 1 measures throughput over batch_size, phase 2 trains
+  // its winner to the target for each epochs value.
+  const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --objective time-to-target --strategy grid --space " + dir +
+                          "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --set target=0.55 --measure-steps 10 --out " +
+                          dir + "/run > " + dir + "/out.txt 2>&1";
+  ASSERT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0) << read_file(dir + "/out.txt");
+  auto phase1 = nlohmann::json::parse(read_file(dir + "/run/throughput/report.json"));
+  EXPECT_EQ(phase1["objective"], "throughput");
+  EXPECT_EQ(phase1["trials"].size(), 2u);
+  EXPECT_TRUE(phase1["space"]["axes"].contains("batch_size"));
+  EXPECT_FALSE(phase1["space"]["axes"].contains("epochs"));
+  auto report = nlohmann::json::parse(read_file(dir + "/run/report.json"));
+  EXPECT_EQ(report["objective"], "time-to-target");
+  EXPECT_FALSE(report["space"]["axes"].contains("batch_size"));
+  EXPECT_EQ(report["throughput_phase"]["trials"], 2);
+  ASSERT_FALSE(report["best"].is_null()) << read_file(dir + "/out.txt");
+  const double best_time = report["best"]["time_to_target_s"].get<double>();
+  for (const auto& t : report["trials"])
+    if (t["stage"] == "grid" && t["time_to_target_s"].is_number()) {
+      EXPECT_GE(t["time_to_target_s"].get<double>(), best_time);
+    }
+  // The best config carries phase 1's batch size and phase 2's horizon.
+  auto best = nlohmann::json::parse(read_file(dir + "/run/best-config.json"));
+  EXPECT_EQ(best["batch_size"], phase1["best"]["point"]["batch_size"]);
+  EXPECT_EQ(best["epochs"], report["best"]["point"]["epochs"]);
+  EXPECT_EQ(best["target"], 0.55);
+  EXPECT_FALSE(report["verification"]["speedup"].is_null());
+  EXPECT_NE(read_file(dir + "/out.txt").find("phase 2 (time to target"), std::string::npos);
+  std::system(("rm -rf " + dir).c_str());
+}
+
 }  // namespace
 }  // namespace dyno
