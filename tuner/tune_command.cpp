@@ -98,20 +98,14 @@ SearchSpace take_convergence_axes(SearchSpace& space, const Workload& workload) 
   return SearchSpace::from_json({{"axes", axes}});
 }
 
-// Phase 1 ranks batch sizes by throughput alone, but a smaller batch takes more steps per epoch
-// and often reaches the target in fewer epochs. When the winner's batch is above the recipe's,
-// phase 2 also tries the next smaller batch of the space (not below the recipe's), so that the
-// trade-off is measured where it matters.
-void add_smaller_batch(SearchSpace& target, const SearchSpace& throughput_space, const nlohmann::json& winner, const Workload& workload) {
-  const Axis* axis = throughput_space.find("batch_size");
-  if (!axis || target.find("batch_size") || !winner.contains("batch_size")) return;
-  const int64_t best = winner["batch_size"].get<int64_t>();
-  int64_t smaller = 0;
-  for (const auto& v : axis->values) {
-    const int64_t b = v.get<int64_t>();
-    if (b < best && b >= workload.recipe.reference_batch_size) smaller = std::max(smaller, b);
-  }
-  if (smaller > 0) target.set_axis("batch_size", {best, smaller});
+// Phase 1 ranks batch sizes by throughput alone, but a larger batch takes fewer steps per epoch
+// and often needs more epochs to reach the target. When the winner's batch is above the recipe's
+// (the batch its LR and epochs were tuned for), phase 2 also tries the recipe's batch with the
+// winner's other knobs, so that the trade-off is measured.
+void add_recipe_batch(SearchSpace& target, const SearchSpace& throughput_space, const nlohmann::json& winner, const Workload& workload) {
+  if (!throughput_space.find("batch_size") || target.find("batch_size") || !winner.contains("batch_size")) return;
+  const int64_t best = winner["batch_size"].get<int64_t>(), recipe = workload.recipe.reference_batch_size;
+  if (best > recipe) target.set_axis("batch_size", {best, recipe});
 }
 
 // Opens (or checks, with --resume) the journal in `dir`: its first line is the run's header.
@@ -284,7 +278,7 @@ int run_tune(const TuneArgs& args) {
       RunConfig tuned_base = base;
       if (throughput && throughput->tuner->best()) tuned_base = config_from_json(throughput->tuner->best()->point, base);
       SearchSpace target_space = convergence;
-      if (throughput && throughput->tuner->best()) add_smaller_batch(target_space, space, throughput->tuner->best()->point, workload);
+      if (throughput && throughput->tuner->best()) add_recipe_batch(target_space, space, throughput->tuner->best()->point, workload);
       TunerOptions target_options = options;
       target_options.strategy = "grid";  // a handful of full training runs: all of them
       target_options.objective = "time-to-target";

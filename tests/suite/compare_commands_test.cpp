@@ -9,11 +9,11 @@ namespace dyno {
 namespace {
 
 std::string baseline_file(const std::filesystem::path& dir, const std::string& name, const std::vector<double>& runs,
-                          const std::string& kind = "baseline") {
+                          const std::string& kind = "baseline", const std::string& figure = "window_p90") {
   nlohmann::json config = {{"workload", "fashion-mlp"}, {"size", "tiny"}, {"max_steps", 16}, {"warmup_steps", 2},
                            {"log_every_steps", 2}, {"threads", 1}, {"stop_at_target", false}, {"final_eval", false}};
   const auto path = (dir / name).string();
-  write_file_atomically(path, nlohmann::json{{"schema_version", "1.0"}, {"kind", kind}, {"config", config}, {"runs", runs},
+  write_file_atomically(path, nlohmann::json{{"schema_version", "1.0"}, {"kind", kind}, {"config", config}, {"figure", figure}, {"runs", runs},
                                              {"environment", {{"cores", 2}, {"device", "cpu"}}}}.dump());
   return path;
 }
@@ -97,6 +97,11 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
   r = testing::run_dyno("check --baseline " + wrong);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("is not a dyno baseline"), std::string::npos) << r.output;
+  // Per-run figures of another definition (an older dyno's medians) are not compared with today's.
+  auto other_figure = baseline_file(dir, "median.json", {1, 1, 1}, "baseline", "window_median");
+  r = testing::run_dyno("check --baseline " + other_figure + " --runs 3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("holds per-run figures of kind \"window_median\", this dyno measures window_p90"), std::string::npos) << r.output;
   testing::remove_tree(dir);
 }
 
