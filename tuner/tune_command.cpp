@@ -266,6 +266,7 @@ int run_tune(const TuneArgs& args) {
   summary.device = base.device;
   Phase* throughput = nullptr;
   Phase* final_phase = nullptr;
+  double throughput_wall_s = 0;  // when phase 1 ended (time-to-target runs)
   int status = 0;
   try {
     if (!to_target || !space.axes().empty()) {
@@ -273,6 +274,7 @@ int run_tune(const TuneArgs& args) {
       throughput->base = base;  // the best config carries the user's settings, not the trials' logging cadence
       final_phase = throughput;
       throughput->tuner->run();
+      throughput_wall_s = run.elapsed_s();
     }
     if (to_target) {
       RunConfig tuned_base = base;
@@ -332,6 +334,7 @@ int run_tune(const TuneArgs& args) {
     TuneSummary phase_summary = summary;
     phase_summary.base = throughput->base;
     phase_summary.verification = nullptr;
+    if (throughput_wall_s > 0) phase_summary.wall_time_s = throughput_wall_s;
     write_outputs(*throughput, phase_summary);
     const Trial* b = throughput->tuner->best();
     summary.throughput_phase = {{"report", throughput->dir + "/report.json"},
