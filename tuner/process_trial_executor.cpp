@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <cstdio>
@@ -33,6 +34,7 @@ RunConfig ProcessTrialExecutor::trial_config(const nlohmann::json& point, int64_
     c.stop_at_target = false;
     c.final_eval = false;
     c.max_steps = c.warmup_steps + options_.measure_steps * budget_level;
+    c.log_every_steps = std::min<int64_t>(c.log_every_steps, 10);  // enough windows for an interval even in a short trial
     c.time_limit_s = options_.time_cap_s * static_cast<double>(budget_level);
     c.measure_rel_ci = options_.measure_rel_ci;
   }

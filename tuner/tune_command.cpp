@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -138,14 +139,16 @@ struct Phase {
   RunConfig base;
   std::unique_ptr<ProcessTrialExecutor> executor;
   std::unique_ptr<Tuner> tuner;
+  double ended_s = 0;  // run time when its search ended
 };
 
 class TuneRun {
  public:
   TuneRun(const TuneArgs& args, const Workload& workload) : args_(args), workload_(workload), started_(Clock::now()) {}
 
+  // `after_trial` (optional) runs after each finished trial, once progress is printed.
   Phase& start_phase(const std::string& dir, const RunConfig& base, const SearchSpace& space, const TunerOptions& options_in,
-                     const ProcessTrialOptions& trial_options_in) {
+                     const ProcessTrialOptions& trial_options_in, std::function<void(Phase&, const Tuner&)> after_trial = nullptr) {
     auto phase = std::make_unique<Phase>();
     phase->dir = dir;
     phase->base = base;
@@ -156,7 +159,11 @@ class TuneRun {
     trial_options.base = base;
     trial_options.trial_dir = dir + "/trials";
     phase->executor = std::make_unique<ProcessTrialExecutor>(trial_options);
-    options.on_trial = [this](const Trial& t, const Tuner& tuner) { progress(t, tuner); };
+    Phase* self = phase.get();
+    options.on_trial = [this, self, after_trial](const Trial& t, const Tuner& tuner) {
+      progress(t, tuner);
+      if (after_trial) after_trial(*self, tuner);
+    };
     phase->tuner = std::make_unique<Tuner>(space, start_point_for(space, base), *phase->executor, options);
     if (!args_.quiet)
       std::fprintf(stderr, "[tune] %s on %s: strategy %s, objective %s, %zu axes (%lld grid points)%s; trials in %s\n", workload_.name.c_str(),
@@ -254,9 +261,6 @@ int run_tune(const TuneArgs& args) {
   trial_options.time_cap_s = args.trial_cap_s;
   trial_options.timeout_s = args.trial_timeout_s;
   trial_options.memory_limit_bytes = args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
-  // Trials log every 10 steps so that a short trial still yields enough windows for an interval.
-  RunConfig throughput_base = base;
-  throughput_base.log_every_steps = std::min<int64_t>(base.log_every_steps, 10);
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
@@ -266,15 +270,13 @@ int run_tune(const TuneArgs& args) {
   summary.device = base.device;
   Phase* throughput = nullptr;
   Phase* final_phase = nullptr;
-  double throughput_wall_s = 0;  // when phase 1 ended (time-to-target runs)
   int status = 0;
   try {
     if (!to_target || !space.axes().empty()) {
-      throughput = &run.start_phase(to_target ? args.out + "/throughput" : args.out, throughput_base, space, options, trial_options);
-      throughput->base = base;  // the best config carries the user's settings, not the trials' logging cadence
+      throughput = &run.start_phase(to_target ? args.out + "/throughput" : args.out, base, space, options, trial_options);
       final_phase = throughput;
       throughput->tuner->run();
-      throughput_wall_s = run.elapsed_s();
+      throughput->ended_s = run.elapsed_s();
     }
     if (to_target) {
       RunConfig tuned_base = base;
@@ -288,15 +290,12 @@ int run_tune(const TuneArgs& args) {
       target_trials.to_target = true;
       target_trials.time_cap_s = args.verify_cap_s;
       target_trials.timeout_s = args.verify_cap_s * 2;
-      Phase& phase = run.start_phase(args.out, tuned_base, target_space, target_options, target_trials);
+      // Every finished trial tightens the time cap of the next one.
+      const double cap = args.verify_cap_s;
+      Phase& phase = run.start_phase(args.out, tuned_base, target_space, target_options, target_trials,
+                                     [cap](Phase& p, const Tuner& tuner) { cap_at_best(*p.executor, tuner, cap); });
       final_phase = &phase;
-      auto report_progress = phase.tuner->options().on_trial;
-      cap_at_best(*phase.executor, *phase.tuner, args.verify_cap_s);
-      // Re-wire progress so every finished trial also tightens the cap for the next one.
-      phase.tuner->set_on_trial([&phase, report_progress, cap = args.verify_cap_s](const Trial& t, const Tuner& tuner) {
-        report_progress(t, tuner);
-        cap_at_best(*phase.executor, tuner, cap);
-      });
+      cap_at_best(*phase.executor, *phase.tuner, cap);  // from the trials a resumed journal holds
       phase.tuner->run();
     }
     if (const Trial* best = final_phase->tuner->best(); best && !args.no_verify) {
@@ -330,11 +329,12 @@ int run_tune(const TuneArgs& args) {
   if (const Trial* best = tuner.best(); best && !best->report_path.empty() && std::filesystem::exists(best->report_path))
     summary.environment = to_json(read_report(best->report_path))["environment"];
   summary.wall_time_s = run.elapsed_s();
-  if (throughput && throughput != final_phase) {
+  const bool two_phases = throughput && throughput != final_phase;
+  if (two_phases) {
     TuneSummary phase_summary = summary;
     phase_summary.base = throughput->base;
     phase_summary.verification = nullptr;
-    if (throughput_wall_s > 0) phase_summary.wall_time_s = throughput_wall_s;
+    phase_summary.wall_time_s = throughput->ended_s;
     write_outputs(*throughput, phase_summary);
     const Trial* b = throughput->tuner->best();
     summary.throughput_phase = {{"report", throughput->dir + "/report.json"},
@@ -349,7 +349,7 @@ int run_tune(const TuneArgs& args) {
 
   const Trial* best = tuner.best();
   if (!args.quiet) {
-    if (throughput && throughput != final_phase) {
+    if (two_phases) {
       std::cout << "phase 1 (throughput, " << throughput->tuner->options().strategy << "):\n" << trials_table(*throughput->tuner);
       std::cout << "\nphase 2 (time to target, grid over the convergence knobs):\n";
     }
@@ -371,7 +371,7 @@ int run_tune(const TuneArgs& args) {
     }
     int64_t trials = tuner.executed_trials();
     double spent = tuner.spent_s();
-    if (throughput && throughput != final_phase) {
+    if (two_phases) {
       trials += throughput->tuner->executed_trials();
       spent += throughput->tuner->spent_s();
     }

@@ -57,7 +57,6 @@ class Tuner {
   const SearchSpace& space() const { return space_; }
   const nlohmann::json& start_point() const { return start_point_; }
   const TunerOptions& options() const { return options_; }
-  void set_on_trial(std::function<void(const Trial&, const Tuner&)> on_trial) { options_.on_trial = std::move(on_trial); }
   const std::vector<Trial>& trials() const { return trials_; }
   int64_t executed_trials() const;  // trials that count against the budget
   double spent_s() const;
