@@ -103,6 +103,7 @@ struct CheckArgs {
   int runs = 10;
   bool strict = false;
   bool no_rerun = false;
+  double max_seconds = 270;
   double run_timeout_s = 300;
 };
 
@@ -168,21 +169,21 @@ int run_check(const CheckArgs& a) {
   const auto started = std::chrono::steady_clock::now();
   std::vector<double> base_runs, cand_runs;
   int index = 0;
-  auto measure_round = [&] {
+  // One block: an ABBA quadruple (two pairs) against another build, or `stored_runs` candidate
+  // runs against the stored baseline runs.
+  auto measure_block = [&](int stored_runs) {
     if (!a.against.empty()) {
       // ABBA blocks on the same machine: drift affects both builds alike and cancels in the pairs.
-      for (int block = 0; block < (a.runs + 1) / 2; ++block) {
-        const double b1 = measure_once(a.against, base_config, work, index++);
-        const double c1 = measure_once(self, cand_config, work, index++);
-        const double c2 = measure_once(self, cand_config, work, index++);
-        const double b2 = measure_once(a.against, base_config, work, index++);
-        base_runs.insert(base_runs.end(), {b1, b2});
-        cand_runs.insert(cand_runs.end(), {c1, c2});
-      }
+      const double b1 = measure_once(a.against, base_config, work, index++);
+      const double c1 = measure_once(self, cand_config, work, index++);
+      const double c2 = measure_once(self, cand_config, work, index++);
+      const double b2 = measure_once(a.against, base_config, work, index++);
+      base_runs.insert(base_runs.end(), {b1, b2});
+      cand_runs.insert(cand_runs.end(), {c1, c2});
     } else {
       if (base_runs.empty())
         for (const auto& v : baseline.at("runs")) base_runs.push_back(v.get<double>());
-      for (int i = 0; i < a.runs; ++i) cand_runs.push_back(measure_once(self, cand_config, work, index++));
+      for (int i = 0; i < stored_runs; ++i) cand_runs.push_back(measure_once(self, cand_config, work, index++));
     }
   };
   auto evaluate = [&] {
@@ -193,15 +194,28 @@ int run_check(const CheckArgs& a) {
     row.verdict = verdict(row.shift, o);
     return row;
   };
-  measure_round();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  const int first_blocks = (a.runs + 1) / 2;
+  if (a.against.empty())
+    measure_block(a.runs);
+  else
+    for (int block = 0; block < first_blocks; ++block) measure_block(0);
   MetricVerdict row = evaluate();
-  bool reran = false;
-  if (row.verdict == "INCONCLUSIVE" && !a.no_rerun) {
-    measure_round();  // the automatic re-run: as many repetitions again
+  // The automatic re-run is sequential: while the verdict is INCONCLUSIVE, one more block at a
+  // time, up to twice the first round's blocks and while the next block still fits in
+  // --max-seconds. More pairs narrow the interval; the verdict rules do not change, and a FAIL
+  // still needs the estimate itself at or above the threshold, so looking again does not turn
+  // noise into alarms (scripts/validate-detector measures that rate).
+  int extra_blocks = 0;
+  while (row.verdict == "INCONCLUSIVE" && !a.no_rerun && extra_blocks < 2 * first_blocks) {
+    const double per_block = elapsed() / static_cast<double>(first_blocks + extra_blocks);
+    if (elapsed() + per_block > a.max_seconds) break;
+    measure_block(2);
+    ++extra_blocks;
     row = evaluate();
-    reran = true;
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const bool reran = extra_blocks > 0;
+  const double seconds = elapsed();
   std::vector<std::string> warnings;
   if (a.against.empty() && std::filesystem::exists(work + "/run-0.json"))
     warnings = environment_differences(baseline.value("environment", nlohmann::json::object()),
@@ -210,7 +224,7 @@ int run_check(const CheckArgs& a) {
   const std::string md = markdown({row}, o, warnings,
                                   std::string("dyno check") + (a.against.empty() ? " against baseline " + a.baseline : " (ABBA) against " + a.against)) +
                          "\n" + std::to_string(static_cast<int>(base_runs.size())) + " baseline and " + std::to_string(static_cast<int>(cand_runs.size())) +
-                         " candidate runs" + (reran ? " (after one automatic re-run)" : "") + ", " + std::to_string(static_cast<int>(seconds)) + " s\n";
+                         " candidate runs" + (reran ? " (after an automatic re-run of " + std::to_string(extra_blocks) + (extra_blocks == 1 ? " block)" : " blocks)") : "") + ", " + std::to_string(static_cast<int>(seconds)) + " s\n";
   std::cout << md;
   if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md);
   if (!a.out.empty())
@@ -218,7 +232,7 @@ int run_check(const CheckArgs& a) {
                                                 {"runs", cand_runs}, {"baseline_runs", base_runs}, {"verdict", row.verdict},
                                                 {"regression", row.shift.regression}, {"regression_low", row.shift.regression_low},
                                                 {"regression_high", row.shift.regression_high}, {"p_value", row.shift.p_value},
-                                                {"threshold", o.threshold}, {"alpha", o.alpha}, {"seconds", seconds}, {"reran", reran}}
+                                                {"threshold", o.threshold}, {"alpha", o.alpha}, {"seconds", seconds}, {"reran", reran}, {"extra_blocks", extra_blocks}}
                                          .dump(2) + "\n");
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(work, ec)) ::unlink(entry.path().c_str());
@@ -252,6 +266,10 @@ void add_compare_commands(CLI::App& app) {
   check->add_option("--alpha", k->alpha, "significance level of the one-sided test")->capture_default_str();
   check->add_flag("--strict", k->strict, "treat INCONCLUSIVE (after the re-run) as a failure");
   check->add_flag("--no-rerun", k->no_rerun, "do not re-run automatically when inconclusive");
+  check->add_option("--max-seconds", k->max_seconds,
+                    "time budget of the automatic re-run: more blocks are measured while inconclusive and the next one fits")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   check->add_option("--markdown", k->markdown_path, "also write the Markdown summary here (for CI logs)");
   check->add_option("--out", k->out, "write the check result JSON here (readable by dyno compare)");
   register_command_handler(check, [k] { return run_check(*k); });
