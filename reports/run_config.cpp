@@ -91,6 +91,8 @@ std::vector<Knob> build_table() {
                      {"auto", "constant", "cosine", "onecycle"}, true));
   t.push_back(ranged(make_knob("clip_grad_norm", K::Real, &C::clip_grad_norm, "clip the global gradient norm to this; 0 = off"), 0, 1e6));
   t.back().tunable = true;
+  t.push_back(ranged(make_knob("label_smoothing", K::Real, &C::label_smoothing, "training loss's label smoothing (evaluation is unsmoothed); 0 = off"), 0, 0.5));
+  t.back().tunable = true;
   // Numerics and kernels.
   t.push_back(choice(make_knob("amp", K::Choice, &C::amp, "mixed precision: fp16 (cuda, with gradient scaler) or bf16"),
                      {"off", "fp16", "bf16"}, true));

@@ -57,6 +57,7 @@ struct RunConfig {
   std::string optimizer = "auto";      // auto | sgd | adamw
   std::string schedule = "auto";       // auto | constant | cosine | onecycle
   double clip_grad_norm = 0;           // 0 = off
+  double label_smoothing = 0;          // cross-entropy label smoothing; 0 = off
 
   // Numerics and kernels.
   std::string amp = "off";  // off | fp16 | bf16

@@ -50,8 +50,9 @@ torch::Tensor forward_segments(SegmentedModel& model, torch::Tensor x, bool chec
   return x;
 }
 
-torch::Tensor loss_of(const torch::Tensor& logits, const torch::Tensor& target) {
-  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), target.reshape({-1}));
+torch::Tensor loss_of(const torch::Tensor& logits, const torch::Tensor& target, double label_smoothing) {
+  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), target.reshape({-1}),
+                                              torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(label_smoothing));
 }
 
 torch::Tensor to_device(const torch::Tensor& t, const c10::Device& device, bool non_blocking, bool channels_last) {
@@ -347,7 +348,7 @@ RunReport Engine::run(const RunConfig& input) {
           {
             NvtxRange r("forward");
             AutocastScope scope(device.type(), autocast, autocast_dtype);
-            loss = loss_of(forward_segments(model, input, config.checkpointing), target);
+            loss = loss_of(forward_segments(model, input, config.checkpointing), target, config.label_smoothing);
             if (config.grad_accum_steps > 1) loss = loss / static_cast<double>(config.grad_accum_steps);
             if (config.inject_fault == "nan" && fault_here && step + 1 >= config.inject_fault_at_step) loss = loss * std::nan("");
             sync();

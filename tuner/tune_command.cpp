@@ -71,14 +71,16 @@ void on_interrupt(int) { ProcessTrialExecutor::interrupted = true; }
 // Knobs that change how many steps reach the target rather than how fast a step runs. With
 // --objective time-to-target they are searched in a second phase, after the throughput search.
 bool is_convergence_knob(const std::string& knob) {
-  return knob == "epochs" || knob == "schedule" || knob == "lr" || knob == "lr_scaling" || knob == "eval_every_steps";
+  return knob == "epochs" || knob == "schedule" || knob == "lr" || knob == "lr_scaling" || knob == "eval_every_steps" ||
+         knob == "label_smoothing";
 }
 
 // Moves the convergence axes with more than one value out of `space` (a single value is a setting:
 // it stays, so phase 1 measures with it, e.g. lr_scaling=sqrt while the batch grows). The horizon
 // and the schedule get default axes when the space has none for them: the LR schedule's horizon at
 // the recipe's epochs and at 1/6, 1/4 and 1/3 of them (a shorter horizon anneals sooner, which is
-// what reaches a target early), and the recipe's schedule or one-cycle.
+// what reaches a target early), the recipe's schedule or one-cycle, and (accuracy targets) label
+// smoothing off or 0.1.
 SearchSpace take_convergence_axes(SearchSpace& space, const Workload& workload) {
   nlohmann::json axes = nlohmann::json::object();
   std::vector<std::string> moved;
@@ -96,6 +98,10 @@ SearchSpace take_convergence_axes(SearchSpace& space, const Workload& workload) 
     axes["epochs"] = epochs;
   }
   if (!axes.contains("schedule") && !space.find("schedule")) axes["schedule"] = {"auto", "onecycle"};
+  // Label smoothing 0.1 lifted fashion-cnn's accuracy after 2 epochs by ~0.2% here (3 seeds), which
+  // can move the target one evaluation earlier. Only for accuracy targets: it raises a loss target.
+  if (workload.metric_name == "accuracy" && !axes.contains("label_smoothing") && !space.find("label_smoothing"))
+    axes["label_smoothing"] = {0.0, 0.1};
   return SearchSpace::from_json({{"axes", axes}});
 }
 

@@ -84,7 +84,8 @@ std::string best_config_python(const RunConfig& c) {
      << "# train_loader = torch.utils.data.DataLoader(train_dataset, **loader_kwargs)\n\n";
   py << "# optimizer=" << c.optimizer << ", lr=" << c.lr << " (lr_scaling=" << c.lr_scaling << " already applied), schedule=" << c.schedule << "\n"
      << "grad_accum_steps = " << c.grad_accum_steps << "\n"
-     << "clip_grad_norm = " << (c.clip_grad_norm > 0 ? std::to_string(c.clip_grad_norm) : "None") << "\n";
+     << "clip_grad_norm = " << (c.clip_grad_norm > 0 ? std::to_string(c.clip_grad_norm) : "None") << "\n"
+     << "label_smoothing = " << c.label_smoothing << "  # training loss only; evaluate with plain cross-entropy\n";
   py << "\n# channels_last\n";
   if (c.channels_last) py << "# model = model.to(memory_format=torch.channels_last); inputs = inputs.to(memory_format=torch.channels_last)\n";
   else py << "# (contiguous NCHW)\n";
@@ -107,7 +108,7 @@ std::string best_config_python(const RunConfig& c) {
      << "        inputs = inputs.to('" << c.device << "', non_blocking=" << boolean(c.pin_memory) << ")\n"
      << "        targets = targets.to('" << c.device << "', non_blocking=" << boolean(c.pin_memory) << ")\n"
      << "        with torch.autocast(**autocast):\n"
-     << "            loss = torch.nn.functional.cross_entropy(model(inputs), targets) / grad_accum_steps\n"
+     << "            loss = torch.nn.functional.cross_entropy(model(inputs), targets, label_smoothing=label_smoothing) / grad_accum_steps\n"
      << "        (scaler.scale(loss) if scaler else loss).backward()\n"
      << "    if scaler:\n"
      << "        scaler.unscale_(optimizer)\n"

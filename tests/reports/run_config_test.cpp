@@ -39,11 +39,13 @@ TEST(RunConfig, SetParsesEachType) {
   apply_setting(c, "batch_size=128");
   apply_setting(c, "set_to_none=false");
   apply_setting(c, "clip_grad_norm=1.5");
+  apply_setting(c, "label_smoothing=0.1");
   apply_setting(c, "amp=bf16");
   apply_setting(c, "ddp.gradient_as_bucket_view=true");
   EXPECT_EQ(c.batch_size, 128);
   EXPECT_FALSE(c.set_to_none);
   EXPECT_DOUBLE_EQ(c.clip_grad_norm, 1.5);
+  EXPECT_DOUBLE_EQ(c.label_smoothing, 0.1);
   EXPECT_EQ(c.amp, "bf16");
   EXPECT_TRUE(c.ddp.gradient_as_bucket_view);
 }

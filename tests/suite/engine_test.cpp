@@ -165,6 +165,23 @@ TEST(Engine, NanLossIsRecordedAsDivergence) {
   EXPECT_NE(r.outcome_reason.find("at step 3"), std::string::npos) << r.outcome_reason;
 }
 
+// Label smoothing changes the training loss (a smoothed target never reaches zero loss: the
+// first step's loss, same weights and batch, differs) while evaluation stays plain accuracy.
+TEST(Engine, LabelSmoothingChangesOnlyTheTrainingLoss) {
+  RunConfig c = tiny("fashion-mlp");
+  c.deterministic = true;
+  c.max_steps = 3;
+  RunReport plain = Engine().run(c);
+  c.label_smoothing = 0.3;
+  RunReport smoothed = Engine().run(c);
+  ASSERT_EQ(plain.outcome, "ok");
+  ASSERT_EQ(smoothed.outcome, "ok");
+  EXPECT_NE(losses(plain).front(), losses(smoothed).front());
+  EXPECT_EQ(smoothed.config["label_smoothing"], 0.3);
+  EXPECT_EQ(smoothed.metric_curve.size(), 1u);  // the final evaluation, on accuracy as before
+  EXPECT_GT(smoothed.summary.final_metric, 0.1);
+}
+
 TEST(Engine, LrScalingFollowsTheEffectiveBatch) {
   const Workload& w = workload_or_throw("fashion-mlp");
   RunConfig c;

@@ -73,6 +73,21 @@ TEST(ProcessTrialExecutor, MeasuresThroughputWithAnInterval) {
   EXPECT_GT(t.peak_memory_bytes, 0);
 }
 
+// A throughput trial's windows are sized for an interval: about 16 per trial, never longer than
+// the configured cadence, at least one step; trials trained to the target keep the cadence.
+TEST(ProcessTrialExecutor, ThroughputTrialsGetEnoughWindows) {
+  auto options = tiny_trials(fresh("windows"));
+  options.base.log_every_steps = 50;
+  options.measure_steps = 40;
+  ProcessTrialExecutor executor(options);
+  EXPECT_EQ(executor.trial_config(nlohmann::json::object(), 1).log_every_steps, 2);   // 40 steps -> 20 windows
+  EXPECT_EQ(executor.trial_config(nlohmann::json::object(), 4).log_every_steps, 10);  // 160 steps: capped at 10
+  options.measure_steps = 8;
+  EXPECT_EQ(ProcessTrialExecutor(options).trial_config(nlohmann::json::object(), 1).log_every_steps, 1);
+  options.to_target = true;
+  EXPECT_EQ(ProcessTrialExecutor(options).trial_config(nlohmann::json::object(), 1).log_every_steps, 50);
+}
+
 TEST(ProcessTrialExecutor, MemoryLimitAndInvalidConfigsAreRecorded) {
   auto options = tiny_trials(fresh("limits"));
   options.memory_limit_bytes = 1000;  // far below any real process

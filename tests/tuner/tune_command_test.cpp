@@ -131,6 +131,7 @@ TEST(TuneCommand, TimeToTargetSearchesThroughputThenConvergence) {
   auto report = nlohmann::json::parse(read_file(dir + "/run/report.json"));
   EXPECT_EQ(report["objective"], "time-to-target");
   EXPECT_FALSE(report["space"]["axes"].contains("batch_size"));
+  EXPECT_EQ(report["space"]["axes"]["label_smoothing"], nlohmann::json::parse("[0.0, 0.1]"));  // default axis for accuracy targets
   EXPECT_EQ(report["throughput_phase"]["trials"], 2);
   ASSERT_FALSE(report["best"].is_null()) << read_file(dir + "/out.txt");
   const double best_time = report["best"]["time_to_target_s"].get<double>();
