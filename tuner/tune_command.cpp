@@ -32,6 +32,12 @@
 namespace dyno {
 namespace {
 
+std::string format_fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
 struct TuneArgs {
   std::string workload = "fashion-mlp";
   std::string space_path;
@@ -49,6 +55,7 @@ struct TuneArgs {
   double trial_cap_s = 30;
   double trial_timeout_s = 300;
   double verify_cap_s = 900;
+  int verify_seeds = 1;
   bool no_verify = false;
   bool quiet = false;
   int64_t max_ranks = 1;
@@ -316,15 +323,35 @@ int run_tune(const TuneArgs& args) {
       ProcessTrialExecutor tuned_verifier(verify_options);
       verify_options.base = base;
       ProcessTrialExecutor default_verifier(verify_options);
-      const Trial tuned = final_phase->tuner->verify(tuned_verifier, best->point, "best");
-      const Trial fallback = final_phase->tuner->verify(default_verifier, nlohmann::json::object(), "default");
       auto describe = [](const Trial& t) {
         return nlohmann::json{{"outcome", t.outcome}, {"reason", t.reason}, {"time_to_target_s", t.time_to_target_s ? nlohmann::json(*t.time_to_target_s) : nlohmann::json(nullptr)},
                               {"samples_per_second", t.samples_per_second}, {"report", t.report_path}};
       };
-      summary.verification = {{"best", describe(tuned)}, {"default", describe(fallback)}, {"speedup", nullptr}};
-      if (tuned.time_to_target_s && fallback.time_to_target_s)
-        summary.verification["speedup"] = *fallback.time_to_target_s / *tuned.time_to_target_s;
+      // One pair (tuned, then default) per seed: the seed moves the initial weights and the data
+      // order, which can move the target by a whole evaluation, so one pair can flatter or
+      // wrong the tuned config. The speedup is total default time over total tuned time.
+      double tuned_total = 0, default_total = 0;
+      bool all_reached = true;
+      nlohmann::json pairs = nlohmann::json::array();
+      for (int s = 0; s < args.verify_seeds; ++s) {
+        const std::string suffix = s == 0 ? "" : "-seed" + std::to_string(s);
+        nlohmann::json tuned_point = best->point, default_point = nlohmann::json::object();
+        if (s > 0) tuned_point["seed"] = default_point["seed"] = base.seed + s;
+        const Trial tuned = final_phase->tuner->verify(tuned_verifier, tuned_point, "best" + suffix);
+        const Trial fallback = final_phase->tuner->verify(default_verifier, default_point, "default" + suffix);
+        nlohmann::json pair = {{"seed", base.seed + s}, {"best", describe(tuned)}, {"default", describe(fallback)}, {"speedup", nullptr}};
+        if (tuned.time_to_target_s && fallback.time_to_target_s) {
+          pair["speedup"] = *fallback.time_to_target_s / *tuned.time_to_target_s;
+          tuned_total += *tuned.time_to_target_s;
+          default_total += *fallback.time_to_target_s;
+        } else {
+          all_reached = false;
+        }
+        if (s == 0) summary.verification = {{"best", pair["best"]}, {"default", pair["default"]}};
+        pairs.push_back(pair);
+      }
+      summary.verification["seeds"] = pairs;
+      summary.verification["speedup"] = all_reached ? nlohmann::json(default_total / tuned_total) : nlohmann::json(nullptr);
     }
   } catch (const TuningInterrupted&) {
     std::fprintf(stderr, "[tune] interrupted: the trials so far are journaled under %s; continue with --resume\n", args.out.c_str());
@@ -371,9 +398,16 @@ int run_tune(const TuneArgs& args) {
       std::printf("\nno trial succeeded; see the reasons above\n");
     if (!summary.verification.is_null()) {
       const auto& v = summary.verification;
-      std::printf("verification (train to target %s %.4g): tuned %s s, default %s s, speedup %s\n", workload.metric_name.c_str(), base.target > 0 ? base.target : workload.target,
-                  v["best"]["time_to_target_s"].dump().c_str(), v["default"]["time_to_target_s"].dump().c_str(),
-                  v["speedup"].is_null() ? "n/a" : (std::to_string(v["speedup"].get<double>()).substr(0, 5) + "x").c_str());
+      auto seconds = [](const nlohmann::json& t) {
+        return t["time_to_target_s"].is_number() ? format_fixed(t["time_to_target_s"].get<double>(), 1) + " s" : "not reached";
+      };
+      for (const auto& p : v["seeds"])
+        std::printf("verification (train to target %s %.4g, seed %lld): tuned %s, default %s, speedup %s\n", workload.metric_name.c_str(),
+                    base.target > 0 ? base.target : workload.target, static_cast<long long>(p["seed"].get<int64_t>()), seconds(p["best"]).c_str(),
+                    seconds(p["default"]).c_str(), p["speedup"].is_null() ? "n/a" : (format_fixed(p["speedup"].get<double>(), 2) + "x").c_str());
+      if (v["seeds"].size() > 1)
+        std::printf("verification over %zu seeds: speedup %s (total default time / total tuned time)\n", v["seeds"].size(),
+                    v["speedup"].is_null() ? "n/a" : (format_fixed(v["speedup"].get<double>(), 2) + "x").c_str());
     }
     int64_t trials = tuner.executed_trials();
     double spent = tuner.spent_s();
@@ -410,6 +444,9 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--trial-cap", args->trial_cap_s, "seconds a throughput trial may measure")->capture_default_str();
   cmd->add_option("--trial-timeout", args->trial_timeout_s, "seconds after which a trial is killed and recorded as timeout")->capture_default_str();
   cmd->add_option("--verify-cap", args->verify_cap_s, "seconds a train-to-target run may take")->capture_default_str();
+  cmd->add_option("--verify-seeds", args->verify_seeds, "verification pairs (tuned, default), one per seed; the speedup is over all of them")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   cmd->add_flag("--no-verify", args->no_verify, "skip training the winner and the default to the target");
   cmd->add_flag("--quiet,-q", args->quiet, "no progress lines or table");
   cmd->add_option("--max-ranks", args->max_ranks, "allow data-parallel trials up to this many local ranks (adds the ddp.* axes)")->capture_default_str();

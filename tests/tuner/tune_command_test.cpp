@@ -120,7 +120,7 @@ TEST(TuneCommand, TimeToTargetSearchesThroughputThenConvergence) {
   // Tiny data and a reachable target: phase 1 measures throughput over batch_size, phase 2 trains
   // its winner to the target for each epochs value.
   const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --objective time-to-target --strategy grid --space " + dir +
-                          "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --set target=0.55 --measure-steps 10 --out " +
+                          "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --set target=0.55 --measure-steps 10 --verify-seeds 2 --out " +
                           dir + "/run > " + dir + "/out.txt 2>&1";
   ASSERT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0) << read_file(dir + "/out.txt");
   auto phase1 = nlohmann::json::parse(read_file(dir + "/run/throughput/report.json"));
@@ -144,7 +144,18 @@ TEST(TuneCommand, TimeToTargetSearchesThroughputThenConvergence) {
   EXPECT_EQ(best["batch_size"], phase1["best"]["point"]["batch_size"]);
   EXPECT_EQ(best["epochs"], report["best"]["point"]["epochs"]);
   EXPECT_EQ(best["target"], 0.55);
-  EXPECT_FALSE(report["verification"]["speedup"].is_null());
+  // Verification: one (tuned, default) pair per seed; the speedup is total default over total tuned time.
+  const auto& v = report["verification"];
+  ASSERT_EQ(v["seeds"].size(), 2u) << v.dump();
+  EXPECT_EQ(v["seeds"][1]["seed"], 1);
+  double tuned = 0, fallback = 0;
+  for (const auto& p : v["seeds"]) {
+    tuned += p["best"]["time_to_target_s"].get<double>();
+    fallback += p["default"]["time_to_target_s"].get<double>();
+  }
+  EXPECT_NEAR(v["speedup"].get<double>(), fallback / tuned, 1e-9);
+  EXPECT_EQ(v["best"], v["seeds"][0]["best"]);
+  EXPECT_NE(read_file(dir + "/out.txt").find("verification over 2 seeds: speedup"), std::string::npos);
   EXPECT_NE(read_file(dir + "/out.txt").find("phase 2 (time to target"), std::string::npos);
   std::system(("rm -rf " + dir).c_str());
 }
