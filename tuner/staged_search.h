@@ -8,7 +8,9 @@
 //      at a time from the best so far (coordinate descent);
 //   4. local refinement: the neighbours of the best value on each ordered axis, and the other
 //      values of the rest, repeated while it improves;
-//   5. the batch growth once more from the final point (other knobs move the best batch).
+//   5. the batch growth once more from the final point (other knobs move the best batch);
+//   6. confirmation: the three fastest distinct points are re-measured for twice as long and the
+//      winner is chosen among those (a lucky short trial does not win).
 // A step keeps a new value only when Tuner::better says so (intervals separated, or a tie
 // broken toward the simpler / cheaper configuration).
 #pragma once

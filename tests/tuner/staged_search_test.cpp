@@ -25,6 +25,8 @@ TEST(StagedSearch, FindsTheKnownOptimumWithAFractionOfTheGrid) {
   tuner.run();
   ASSERT_NE(tuner.best(), nullptr);
   EXPECT_EQ(tuner.best()->point, testing::synthetic_optimum()) << tuner.best()->point.dump();
+  EXPECT_EQ(tuner.best()->stage, "confirm");  // chosen among the finalists' longer measurements
+  EXPECT_EQ(tuner.best()->budget_level, 2);
   // The grid has 672 points; the staged search needs a few dozen.
   EXPECT_LE(tuner.executed_trials(), 672 / 10) << tuner.executed_trials() << " trials";
 }
