@@ -269,7 +269,7 @@ void add_compare_commands(CLI::App& app) {
   check->add_option("--max-seconds", k->max_seconds,
                     "time budget of the automatic re-run: more blocks are measured while inconclusive and the next one fits")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1.0, 86400.0));
   check->add_option("--markdown", k->markdown_path, "also write the Markdown summary here (for CI logs)");
   check->add_option("--out", k->out, "write the check result JSON here (readable by dyno compare)");
   register_command_handler(check, [k] { return run_check(*k); });
