@@ -33,10 +33,10 @@ RunConfig ProcessTrialExecutor::trial_config(const nlohmann::json& point, int64_
   } else {
     c.stop_at_target = false;
     c.final_eval = false;
-    c.max_steps = c.warmup_steps + options_.measure_steps * budget_level;
+    const int64_t measured = options_.measure_steps * budget_level;
+    c.max_steps = c.warmup_steps + measured;
     // About 16 windows per trial, so that the median's 95% interval is made of inner order
     // statistics (with 4 windows it is [min, max] and every pair of configs ties).
-    const int64_t measured = options_.measure_steps * budget_level;
     c.log_every_steps = std::clamp<int64_t>(measured / 16, 1, std::min<int64_t>(c.log_every_steps, 10));
     c.time_limit_s = options_.time_cap_s * static_cast<double>(budget_level);
     c.measure_rel_ci = options_.measure_rel_ci;

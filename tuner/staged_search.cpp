@@ -140,7 +140,7 @@ void StagedSearch::run(Tuner& tuner) {
   // winner is chosen among those measurements only (Tuner::best takes the highest budget level).
   std::vector<Trial> ranked;
   for (const auto& t : tuner.trials())
-    if (t.ok() && t.budget_level == 1 && t.stage != "guard-reference" && t.stage != "verify") ranked.push_back(t);
+    if (t.candidate() && t.budget_level == 1) ranked.push_back(t);
   std::stable_sort(ranked.begin(), ranked.end(), [](const Trial& a, const Trial& b) { return a.objective > b.objective; });
   std::set<std::string> confirmed;
   for (const auto& t : ranked) {

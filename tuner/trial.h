@@ -32,6 +32,9 @@ struct Trial {
   std::string report_path;
 
   bool ok() const { return outcome == "ok"; }
+  // A successful search measurement: a candidate for the best (not a verification run or the
+  // guard's fp32 reference).
+  bool candidate() const { return ok() && stage != "verify" && stage != "guard-reference"; }
 };
 
 nlohmann::json to_json(const Trial& trial);

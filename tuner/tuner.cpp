@@ -158,10 +158,10 @@ bool Tuner::better(const Trial& a, const Trial& b) const {
 const Trial* Tuner::best() const {
   int64_t top_level = 0;
   for (const auto& t : trials_)
-    if (t.ok() && t.stage != "verify" && t.stage != "guard-reference") top_level = std::max(top_level, t.budget_level);
+    if (t.candidate()) top_level = std::max(top_level, t.budget_level);
   const Trial* winner = nullptr;
   for (const auto& t : trials_) {
-    if (!t.ok() || t.stage == "verify" || t.stage == "guard-reference" || t.budget_level != top_level) continue;
+    if (!t.candidate() || t.budget_level != top_level) continue;
     if (!winner || better(t, *winner)) winner = &t;
   }
   return winner;

@@ -169,23 +169,23 @@ int run_check(const CheckArgs& a) {
   const auto started = std::chrono::steady_clock::now();
   std::vector<double> base_runs, cand_runs;
   int index = 0;
-  // One block: an ABBA quadruple (two pairs) against another build, or `stored_runs` candidate
-  // runs against the stored baseline runs.
-  auto measure_block = [&](int stored_runs) {
-    if (!a.against.empty()) {
-      // ABBA blocks on the same machine: drift affects both builds alike and cancels in the pairs.
-      const double b1 = measure_once(a.against, base_config, work, index++);
-      const double c1 = measure_once(self, cand_config, work, index++);
-      const double c2 = measure_once(self, cand_config, work, index++);
-      const double b2 = measure_once(a.against, base_config, work, index++);
-      base_runs.insert(base_runs.end(), {b1, b2});
-      cand_runs.insert(cand_runs.end(), {c1, c2});
-    } else {
-      if (base_runs.empty())
-        for (const auto& v : baseline.at("runs")) base_runs.push_back(v.get<double>());
-      for (int i = 0; i < stored_runs; ++i) cand_runs.push_back(measure_once(self, cand_config, work, index++));
-    }
+  if (a.against.empty())
+    for (const auto& v : baseline.at("runs")) base_runs.push_back(v.get<double>());
+  auto measure_candidates = [&](int n) {
+    for (int i = 0; i < n; ++i) cand_runs.push_back(measure_once(self, cand_config, work, index++));
   };
+  // ABBA on the same machine: drift affects both builds alike and cancels in the pairs.
+  auto measure_abba = [&] {
+    const double b1 = measure_once(a.against, base_config, work, index++);
+    const double c1 = measure_once(self, cand_config, work, index++);
+    const double c2 = measure_once(self, cand_config, work, index++);
+    const double b2 = measure_once(a.against, base_config, work, index++);
+    base_runs.insert(base_runs.end(), {b1, b2});
+    cand_runs.insert(cand_runs.end(), {c1, c2});
+  };
+  // One block of the re-run: an ABBA quadruple against another build, or two candidate runs
+  // against the stored baseline.
+  auto measure_block = [&] { a.against.empty() ? measure_candidates(2) : measure_abba(); };
   auto evaluate = [&] {
     MetricVerdict row{"samples_per_second",
                       a.against.empty() ? estimate_shift(base_runs, cand_runs, true, o.confidence)
@@ -197,9 +197,9 @@ int run_check(const CheckArgs& a) {
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   const int first_blocks = (a.runs + 1) / 2;
   if (a.against.empty())
-    measure_block(a.runs);
+    measure_candidates(a.runs);
   else
-    for (int block = 0; block < first_blocks; ++block) measure_block(0);
+    for (int block = 0; block < first_blocks; ++block) measure_abba();
   MetricVerdict row = evaluate();
   // The automatic re-run is sequential: while the verdict is INCONCLUSIVE, one more block at a
   // time, up to twice the first round's blocks and while the next block still fits in
@@ -210,7 +210,7 @@ int run_check(const CheckArgs& a) {
   while (row.verdict == "INCONCLUSIVE" && !a.no_rerun && extra_blocks < 2 * first_blocks) {
     const double per_block = elapsed() / static_cast<double>(first_blocks + extra_blocks);
     if (elapsed() + per_block > a.max_seconds) break;
-    measure_block(2);
+    measure_block();
     ++extra_blocks;
     row = evaluate();
   }
