@@ -67,6 +67,8 @@ struct RunConfig {
   bool set_to_none = true;
   int64_t threads = 0;  // 0 = LibTorch's default
   bool channels_last = false;
+  bool flush_denormal = false;  // CPU flushes subnormal floats to zero (FTZ/DAZ)
+  std::string host_allocator = "system";  // system | retain (keep freed host memory for reuse)
   bool checkpointing = false;
 
   // Training state.

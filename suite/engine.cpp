@@ -25,6 +25,7 @@
 #include "suite/lr_schedule.h"
 #include "suite/nvtx_range.h"
 #include "suite/phase_clock.h"
+#include "suite/process_settings.h"
 #include "suite/training_state.h"
 #include "workloads/workload.h"
 
@@ -179,7 +180,9 @@ RunReport Engine::run(const RunConfig& input) {
   auto backend = make_device_backend(config.device);
   const c10::Device device = backend->device();
 
+  apply_host_allocator(config.host_allocator);
   if (config.threads > 0) torch::set_num_threads(static_cast<int>(config.threads));
+  if (config.flush_denormal) apply_flush_denormal();
   backend->apply_flags(config);
   torch::manual_seed(config.seed);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 namespace dyno {
 namespace {
@@ -25,22 +26,21 @@ std::string fmt(double v) {
 }  // namespace
 
 std::optional<nlohmann::json> ConvergenceGuard::reference_point(const nlohmann::json& point) {
+  // Each numeric shortcut and its exact-arithmetic setting.
+  static const std::pair<const char*, nlohmann::json> kExact[] = {{"amp", "off"}, {"tf32", false}, {"flush_denormal", false}};
   nlohmann::json reference = point;
   bool differs = false;
-  if (point.contains("amp") && point["amp"] != "off") {
-    reference["amp"] = "off";
-    differs = true;
-  }
-  if (point.contains("tf32") && point["tf32"] == true) {
-    reference["tf32"] = false;
-    differs = true;
-  }
+  for (const auto& [knob, exact] : kExact)
+    if (point.contains(knob) && point[knob] != exact) {
+      reference[knob] = exact;
+      differs = true;
+    }
   if (!differs) return std::nullopt;
   return reference;
 }
 
 bool ConvergenceGuard::same_trajectory(const nlohmann::json& a, const nlohmann::json& b) {
-  static const char* kNeutral[] = {"num_workers", "prefetch", "pin_memory", "threads", "channels_last", "set_to_none",
+  static const char* kNeutral[] = {"num_workers", "prefetch", "pin_memory", "threads", "channels_last", "set_to_none", "host_allocator",
                                    "checkpointing", "cudnn_benchmark", "ddp.bucket_cap_mb", "ddp.gradient_as_bucket_view",
                                    "ddp.overlap", "ddp.broadcast_buffers"};
   nlohmann::json x = a, y = b;

@@ -98,6 +98,13 @@ void StagedSearch::run(Tuner& tuner) {
   const SearchSpace& space = tuner.space();
   const std::set<std::string> pipeline = {"num_workers", "prefetch", "pin_memory"};
 
+  // 0. Process-wide settings that decide how every later measurement behaves (with glibc's
+  // default malloc the same config runs at one speed or another from one process to the next).
+  const std::set<std::string> process = {"host_allocator"};
+  for (const auto& axis : space.axes())
+    if (process.count(axis.knob))
+      for (const auto& v : axis.values) climber.try_value(axis.knob, v, "process");
+
   // 1. Data pipeline.
   for (const auto& axis : space.axes())
     if (pipeline.count(axis.knob))
@@ -108,7 +115,7 @@ void StagedSearch::run(Tuner& tuner) {
   // 3. The other axes, threads first: they change the cost of everything else.
   std::vector<const Axis*> others;
   for (const auto& axis : space.axes())
-    if (!pipeline.count(axis.knob) && axis.knob != "batch_size") others.push_back(&axis);
+    if (!process.count(axis.knob) && !pipeline.count(axis.knob) && axis.knob != "batch_size") others.push_back(&axis);
   std::stable_sort(others.begin(), others.end(), [](const Axis* a, const Axis* b) { return a->knob == "threads" && b->knob != "threads"; });
   for (const Axis* axis : others)
     for (const auto& v : axis->values) climber.try_value(axis->knob, v, "knobs");

@@ -1,5 +1,6 @@
 // StagedSearch: dyno's knob-aware search. It follows the order in which the knobs interact in a
 // training loop instead of treating them as anonymous dimensions:
+//   0. process-wide settings (host_allocator): they decide how every later trial behaves;
 //   1. data pipeline (num_workers, prefetch, pin_memory), at the start batch;
 //   2. batch size grown geometrically (x2) until throughput stops improving significantly (the
 //      plateau) or a trial fails on memory, then refined by bisection between the best batch and

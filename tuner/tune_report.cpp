@@ -72,6 +72,16 @@ std::string best_config_python(const RunConfig& c) {
   py << "# threads\n";
   if (c.threads > 0) py << "torch.set_num_threads(" << c.threads << ")\n";
   else py << "# threads=0: keep PyTorch's default intra-op thread count\n";
+  py << "\n# host_allocator\n";
+  if (c.host_allocator == "retain")
+    py << "import ctypes  # glibc: large blocks from the heap (no mmap/munmap per step), freed memory kept for reuse\n"
+       << "libc = ctypes.CDLL('libc.so.6')\n"
+       << "libc.mallopt(-4, 0)  # M_MMAP_MAX\n"
+       << "libc.mallopt(-1, 2**31 - 1)  # M_TRIM_THRESHOLD\n"
+       << "# or start Python with GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647\n";
+  else py << "# (the C library's malloc defaults)\n";
+  py << "\n# flush_denormal\n"
+     << "torch.set_flush_denormal(" << boolean(c.flush_denormal) << ")\n";
   py << "\n# cudnn_benchmark, tf32, deterministic\n"
      << "torch.backends.cudnn.benchmark = " << boolean(c.cudnn_benchmark) << "\n"
      << "torch.backends.cuda.matmul.allow_tf32 = " << boolean(c.tf32) << "\n"

@@ -41,6 +41,22 @@ TEST(StagedSearch, BacksOffFromTheMemoryWall) {
   EXPECT_EQ(tuner.best()->point["batch_size"], 512);
 }
 
+TEST(StagedSearch, MeasuresProcessWideSettingsFirst) {
+  SearchSpace space = testing::synthetic_space();
+  space.set_axis("host_allocator", {"system", "retain"});
+  nlohmann::json from = start();
+  from["host_allocator"] = "system";
+  testing::SyntheticExecutor executor;
+  Tuner tuner(space, from, executor, with_strategy("staged"));
+  tuner.run();
+  ASSERT_GE(tuner.trials().size(), 2u);
+  EXPECT_EQ(tuner.trials()[1].stage, "process");  // right after the start point, before the pipeline
+  EXPECT_EQ(tuner.trials()[1].point["host_allocator"], "retain");
+  nlohmann::json optimum = testing::synthetic_optimum();
+  optimum["host_allocator"] = "retain";
+  EXPECT_EQ(tuner.best()->point, optimum) << tuner.best()->point.dump();
+}
+
 TEST(StagedSearch, StopsWhenTheBudgetIsSpent) {
   testing::SyntheticExecutor executor;
   Tuner tuner(testing::synthetic_space(), start(), executor, with_strategy("staged", 5));

@@ -43,6 +43,7 @@ class SyntheticExecutor : public TrialExecutor {
     if (p.value("amp", std::string("off")) == "bf16") v *= b >= 512 ? 1.3 : 1.2;
     if (p.value("channels_last", false)) v *= 1.1;
     if (p.value("set_to_none", false)) v *= 1.05;
+    if (p.value("host_allocator", std::string("system")) == "retain") v *= 1.15;
     return v;
   }
 
