@@ -1,7 +1,8 @@
 // ConvergenceGuard: rejects a fast configuration that does not train. A candidate's loss
 // trajectory over its measured steps must (1) stay finite, (2) fall (its last window below its
 // first), and (3) when its numerics differ from fp32 (amp, tf32), end within tolerance of the
-// reference run: the same point with amp=off and tf32=false (same batch and LR rule).
+// reference run: the same point with amp=off and tf32=false (same batch and LR rule), compared
+// over the windows both trajectories have (trials stop at different steps).
 #pragma once
 
 #include <optional>

@@ -34,7 +34,10 @@ def main():
             "max_steps": a.warmup_steps + a.measure_steps, "time_limit_s": a.trial_cap}
     for s in a.set:
         k, v = s.split("=", 1)
-        base[k] = json.loads(v) if v not in ("cpu", "cuda", "tiny", "small", "full") else v
+        try:
+            base[k] = json.loads(v)  # numbers, true/false
+        except ValueError:
+            base[k] = v  # names: cpu, tiny, retain, ...
     workdir = tempfile.mkdtemp(prefix="dyno-optuna-")
     points = []
 

@@ -32,6 +32,18 @@ TEST(ConvergenceGuard, RejectsReducedPrecisionThatLagsTheFp32Reference) {
   EXPECT_NE(verdict->find("above the fp32 reference"), std::string::npos) << *verdict;
 }
 
+TEST(ConvergenceGuard, ComparesOnlyTheWindowsBothTrajectoriesHave) {
+  // A trial that stopped early (its throughput interval was tight) is compared with the
+  // reference's same windows, not with the reference's later, lower losses; and vice versa.
+  ConvergenceGuard guard;
+  std::vector<double> reference = {2.3, 2.2, 2.06, 1.9, 1.58, 1.39, 1.15, 1.02, 0.93, 0.9, 0.91, 0.68, 0.83, 0.77};
+  std::vector<double> shorter = {2.3, 2.2, 2.06, 1.9, 1.58, 1.39, 1.15, 1.02};
+  EXPECT_FALSE(guard.check(shorter, &reference).has_value()) << *guard.check(shorter, &reference);
+  EXPECT_FALSE(guard.check(reference, &shorter).has_value());
+  std::vector<double> lagging = {2.3, 2.25, 2.2, 2.15, 2.1, 2.05, 2.0, 1.95};
+  EXPECT_TRUE(guard.check(lagging, &reference).has_value());
+}
+
 TEST(ConvergenceGuard, ReferencePointResetsOnlyNumerics) {
   EXPECT_FALSE(ConvergenceGuard::reference_point({{"amp", "off"}, {"batch_size", 64}}).has_value());
   auto ref = ConvergenceGuard::reference_point({{"amp", "bf16"}, {"batch_size", 256}, {"tf32", true}});
