@@ -28,8 +28,10 @@ std::string current_executable() {
 RunConfig ProcessTrialExecutor::trial_config(const nlohmann::json& point, int64_t budget_level) const {
   RunConfig c = config_from_json(point, options_.base);
   if (options_.to_target) {
+    // A time-to-target trial at budget level L is the point's L-th seed (a repeat, not a longer run).
     c.stop_at_target = true;
-    c.time_limit_s = options_.time_cap_s * static_cast<double>(budget_level);
+    c.time_limit_s = options_.time_cap_s;
+    c.seed += budget_level - 1;
   } else {
     c.stop_at_target = false;
     c.final_eval = false;

@@ -19,11 +19,12 @@ struct ProcessTrialOptions {
   std::string trial_dir;    // each trial writes <trial_dir>/<name>/{config.json,report.json,log.txt}
   RunConfig base;           // the run settings every trial starts from
   int64_t measure_steps = 200;      // optimizer steps per trial at budget level 1 (after warm-up)
-  double time_cap_s = 60;           // per trial at budget level 1
+  double time_cap_s = 60;           // per trial at budget level 1 (per seed for to-target trials)
   double timeout_s = 300;           // hard kill
   double measure_rel_ci = 0.03;     // stop early once the median's 95% CI is within +-3%
   int64_t memory_limit_bytes = 0;   // 0 = none
-  bool to_target = false;           // time-to-target trials: train until the target (or the cap)
+  bool to_target = false;           // time-to-target trials: train until the target (or the cap);
+                                    // budget level L then runs with seed base + L - 1
 };
 
 class ProcessTrialExecutor : public TrialExecutor {

@@ -142,18 +142,8 @@ void StagedSearch::run(Tuner& tuner) {
   // makes them fit): grow it once more from where the search ended.
   grow_batch(climber, space, "batch-regrow");
 
-  // 6. Confirmation: the fastest of many short, noisy measurements is biased upward (a lucky
-  // trial wins). The three fastest distinct points are measured again for twice as long, and the
-  // winner is chosen among those measurements only (Tuner::best takes the highest budget level).
-  std::vector<Trial> ranked;
-  for (const auto& t : tuner.trials())
-    if (t.candidate() && t.budget_level == 1) ranked.push_back(t);
-  std::stable_sort(ranked.begin(), ranked.end(), [](const Trial& a, const Trial& b) { return a.objective > b.objective; });
-  std::set<std::string> confirmed;
-  for (const auto& t : ranked) {
-    if (confirmed.size() == 3) break;
-    if (confirmed.insert(t.point.dump()).second) tuner.measure(t.point, "confirm", 2);
-  }
+  // 6. Confirmation: the three fastest distinct points, measured twice as long (Tuner::confirm_best).
+  tuner.confirm_best(3);
 }
 
 }  // namespace dyno

@@ -51,6 +51,8 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
           {"trials", trials},
           {"outcomes", outcomes},
           {"best", best ? nlohmann::json{{"id", best->id}, {"point", best->point}, {"changes", describe_changes(tuner, best->point)},
+                                         {"stage", best->stage}, {"budget_level", best->budget_level}, {"objective", best->objective},
+                                         {"report_path", best->report_path},
                                          {"samples_per_second", best->samples_per_second}, {"ci_low", best->ci_low},
                                          {"ci_high", best->ci_high}, {"peak_memory_bytes", best->peak_memory_bytes},
                                          {"time_to_target_s", best->time_to_target_s ? nlohmann::json(*best->time_to_target_s) : nlohmann::json(nullptr)},

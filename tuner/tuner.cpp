@@ -81,8 +81,7 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
   trial.key = key;
   trial.stage = stage;
   trial.objective = trial.samples_per_second;
-  if (options_.objective == "time-to-target")
-    trial.objective = trial.time_to_target_s && *trial.time_to_target_s > 0 ? 1.0 / *trial.time_to_target_s : 0.0;
+  if (options_.objective == "time-to-target") trial.objective = seeds_objective(trial);
   if (options_.objective == "time-to-target" || (trial.ci_low == 0 && trial.ci_high == 0)) trial.ci_low = trial.ci_high = trial.objective;
 
   if (trial.ok()) {
@@ -123,6 +122,21 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
   return trials_.back();
 }
 
+// Time to target: level L of a point is its L-th seed, so its objective is over all L seeds,
+// L / (sum of their times); 0 when any of them missed the target.
+double Tuner::seeds_objective(const Trial& trial) const {
+  if (!trial.time_to_target_s || *trial.time_to_target_s <= 0) return 0.0;
+  double total = *trial.time_to_target_s;
+  for (int64_t level = 1; level < trial.budget_level; ++level) {
+    const auto it = by_key_.find(trial_key(trial.point, level));
+    if (it == by_key_.end()) return 0.0;
+    const Trial& earlier = trials_[it->second];
+    if (!earlier.ok() || !earlier.time_to_target_s || *earlier.time_to_target_s <= 0) return 0.0;
+    total += *earlier.time_to_target_s;
+  }
+  return static_cast<double>(trial.budget_level) / total;
+}
+
 const Trial& Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label) {
   const std::string key = "verify:" + label + ":" + point_key(point);
   if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
@@ -159,12 +173,29 @@ const Trial* Tuner::best() const {
   int64_t top_level = 0;
   for (const auto& t : trials_)
     if (t.candidate()) top_level = std::max(top_level, t.budget_level);
+  return best_where([top_level](const Trial& t) { return t.budget_level == top_level; });
+}
+
+const Trial* Tuner::best_where(const std::function<bool(const Trial&)>& admit) const {
   const Trial* winner = nullptr;
   for (const auto& t : trials_) {
-    if (!t.candidate() || t.budget_level != top_level) continue;
+    if (!t.candidate() || !admit(t)) continue;
     if (!winner || better(t, *winner)) winner = &t;
   }
   return winner;
+}
+
+void Tuner::confirm_best(size_t count) {
+  std::vector<const Trial*> ranked;
+  for (const auto& t : trials_)
+    if (t.candidate() && t.budget_level == 1) ranked.push_back(&t);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Trial* a, const Trial* b) { return a->objective > b->objective; });
+  std::vector<nlohmann::json> finalists;  // copies: measure() grows trials_
+  for (const Trial* t : ranked) {
+    if (finalists.size() == count) break;
+    if (std::find(finalists.begin(), finalists.end(), t->point) == finalists.end()) finalists.push_back(t->point);
+  }
+  for (const auto& point : finalists) measure(point, "confirm", 2);
 }
 
 std::vector<const Trial*> Tuner::pareto_front() const {

@@ -52,6 +52,13 @@ class Tuner {
   bool better(const Trial& a, const Trial& b) const;
   // The preferred ok trial (at the highest budget level measured), or nullptr.
   const Trial* best() const;
+  // The preferred candidate among those `admit` accepts, or nullptr.
+  const Trial* best_where(const std::function<bool(const Trial&)>& admit) const;
+  // Confirmation: the `count` fastest distinct points of budget level 1 are measured again at
+  // level 2 (stage "confirm"), so that best() chooses among those measurements only: the fastest
+  // of many short, noisy trials is biased upward. For time-to-target trials level 2 is the next
+  // seed, and its objective covers both seeds.
+  void confirm_best(size_t count);
   std::vector<const Trial*> pareto_front() const;  // throughput up, peak memory down
 
   const SearchSpace& space() const { return space_; }
@@ -65,6 +72,7 @@ class Tuner {
   bool resumed_from_journal() const { return resumed_; }
 
  private:
+  double seeds_objective(const Trial& trial) const;
   void append_to_journal(const Trial& trial);
   void load_journal();
 
