@@ -74,7 +74,8 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
   const std::string key = trial_key(point, budget_level);
   if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
   if (!budget_left()) throw BudgetExhausted{};
-  const int64_t id = static_cast<int64_t>(trials_.size()) + 1;
+  // While this trial waits for its guard reference, the reference takes the next id (and folder).
+  const int64_t id = static_cast<int64_t>(trials_.size()) + 1 + awaiting_reference_;
   Trial trial = executor_.execute(point, budget_level, "trial-" + std::to_string(id));
   if (trial.outcome == "interrupted") throw TuningInterrupted{};
   trial.id = id;
@@ -96,8 +97,14 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
           reference_losses = &reference_copy;
           break;
         }
+      struct Awaiting {
+        int64_t& count;
+        explicit Awaiting(int64_t& c) : count(++c) {}
+        ~Awaiting() { --count; }
+      };
       try {
         if (!reference_losses) {
+          Awaiting awaiting(awaiting_reference_);
           const Trial& ref = measure(*reference, "guard-reference", budget_level);
           if (ref.ok()) {
             reference_copy = ref.losses;
@@ -107,8 +114,6 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
       } catch (const BudgetExhausted&) {
         // No budget for the reference: the candidate is judged on its own trajectory.
       }
-      if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
-      trial.id = static_cast<int64_t>(trials_.size()) + 1;
     }
     if (auto reason = options_.guard.check(trial.losses, reference_losses)) {
       trial.outcome = "rejected";

@@ -83,6 +83,7 @@ class Tuner {
   std::vector<Trial> trials_;
   std::map<std::string, size_t> by_key_;
   bool resumed_ = false;
+  int64_t awaiting_reference_ = 0;  // trials executed but waiting for their guard reference
 };
 
 // The journal's first line: what the run was, so --resume can refuse a mismatched one.

@@ -1,6 +1,8 @@
 #include "tuner/tuner.h"
 
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -97,8 +99,11 @@ class TrajectoryExecutor : public testing::SyntheticExecutor {
   Trial execute(const nlohmann::json& point, int64_t budget_level, const std::string& name) override {
     Trial t = SyntheticExecutor::execute(point, budget_level, name);
     t.losses = {2.3, 1.0, 0.6, 0.5};
+    t.report_path = name;  // the folder the trial ran in
+    names.push_back(name);
     return t;
   }
+  std::vector<std::string> names;
 };
 
 TEST(Tuner, GuardReusesAMeasuredFp32TrialOnTheSameTrajectory) {
@@ -112,6 +117,12 @@ TEST(Tuner, GuardReusesAMeasuredFp32TrialOnTheSameTrajectory) {
   tuner.measure({{"threads", 2}, {"num_workers", 0}, {"batch_size", 128}, {"amp", "bf16"}, {"set_to_none", false}, {"channels_last", false}}, "c");
   EXPECT_EQ(executor.executions, 4);
   EXPECT_EQ(tuner.trials()[2].stage, "guard-reference");
+  // The candidate ran first; its reference ran while it waited, in a folder of its own.
+  EXPECT_EQ(executor.names, (std::vector<std::string>{"trial-1", "trial-2", "trial-3", "trial-4"}));
+  EXPECT_EQ(tuner.trials()[2].id, 4);
+  EXPECT_EQ(tuner.trials()[2].report_path, "trial-4");
+  EXPECT_EQ(tuner.trials()[3].id, 3);
+  EXPECT_EQ(tuner.trials()[3].report_path, "trial-3");
 }
 
 }  // namespace
