@@ -98,9 +98,11 @@ void StagedSearch::run(Tuner& tuner) {
   const SearchSpace& space = tuner.space();
   const std::set<std::string> pipeline = {"num_workers", "prefetch", "pin_memory"};
 
-  // 0. Process-wide settings that decide how every later measurement behaves (with glibc's
-  // default malloc the same config runs at one speed or another from one process to the next).
-  const std::set<std::string> process = {"host_allocator"};
+  // 0. Process-wide settings that change the cost of everything measured after them: the
+  // intra-op thread count, and the allocator (with glibc's default malloc the same config runs at
+  // one speed or another from one process to the next). Batch growth at the wrong thread count
+  // stops early (one thread is compute-bound: every batch runs at the same speed).
+  const std::set<std::string> process = {"threads", "host_allocator"};
   for (const auto& axis : space.axes())
     if (process.count(axis.knob))
       for (const auto& v : axis.values) climber.try_value(axis.knob, v, "process");
@@ -112,13 +114,10 @@ void StagedSearch::run(Tuner& tuner) {
 
   // 2. Batch size: geometric growth to the plateau or the memory wall, then bisection.
   grow_batch(climber, space, "batch");
-  // 3. The other axes, threads first: they change the cost of everything else.
-  std::vector<const Axis*> others;
+  // 3. The other axes, one value at a time.
   for (const auto& axis : space.axes())
-    if (!process.count(axis.knob) && !pipeline.count(axis.knob) && axis.knob != "batch_size") others.push_back(&axis);
-  std::stable_sort(others.begin(), others.end(), [](const Axis* a, const Axis* b) { return a->knob == "threads" && b->knob != "threads"; });
-  for (const Axis* axis : others)
-    for (const auto& v : axis->values) climber.try_value(axis->knob, v, "knobs");
+    if (!process.count(axis.knob) && !pipeline.count(axis.knob) && axis.knob != "batch_size")
+      for (const auto& v : axis.values) climber.try_value(axis.knob, v, "knobs");
 
   // 4. Local refinement around the best, while it improves (knobs interact: e.g. bf16 or
   // checkpointing can move the best batch size).

@@ -89,7 +89,12 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
     // The reference is measured (and journaled) first, so a resume finds it and does not repeat it.
     const std::vector<double>* reference_losses = nullptr;
     std::vector<double> reference_copy;
-    if (auto reference = ConvergenceGuard::reference_point(point); reference && !trial.losses.empty()) {
+    // A point that already passed the guard at a lower budget level is not compared again: its
+    // reference would have to be measured again at this level, at the cost of a long trial.
+    bool passed_before = false;
+    for (int64_t level = 1; level < budget_level; ++level)
+      if (auto it = by_key_.find(trial_key(point, level)); it != by_key_.end()) passed_before |= trials_[it->second].ok();
+    if (auto reference = ConvergenceGuard::reference_point(point); reference && !trial.losses.empty() && !passed_before) {
       // An already measured fp32 trial on the same trajectory serves; otherwise measure the reference.
       for (const auto& t : trials_)
         if (t.ok() && t.budget_level == budget_level && !t.losses.empty() && ConvergenceGuard::same_trajectory(t.point, *reference)) {

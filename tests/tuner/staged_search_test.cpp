@@ -49,9 +49,12 @@ TEST(StagedSearch, MeasuresProcessWideSettingsFirst) {
   testing::SyntheticExecutor executor;
   Tuner tuner(space, from, executor, with_strategy("staged"));
   tuner.run();
-  ASSERT_GE(tuner.trials().size(), 2u);
-  EXPECT_EQ(tuner.trials()[1].stage, "process");  // right after the start point, before the pipeline
-  EXPECT_EQ(tuner.trials()[1].point["host_allocator"], "retain");
+  // Right after the start point, before the pipeline: threads (2 and 4), then the allocator.
+  ASSERT_GE(tuner.trials().size(), 4u);
+  for (size_t i = 1; i <= 3; ++i) EXPECT_EQ(tuner.trials()[i].stage, "process") << i;
+  EXPECT_EQ(tuner.trials()[1].point["threads"], 2);
+  EXPECT_EQ(tuner.trials()[3].point["host_allocator"], "retain");
+  EXPECT_EQ(tuner.trials()[4].stage, "pipeline");
   nlohmann::json optimum = testing::synthetic_optimum();
   optimum["host_allocator"] = "retain";
   EXPECT_EQ(tuner.best()->point, optimum) << tuner.best()->point.dump();

@@ -125,5 +125,16 @@ TEST(Tuner, GuardReusesAMeasuredFp32TrialOnTheSameTrajectory) {
   EXPECT_EQ(tuner.trials()[3].report_path, "trial-3");
 }
 
+TEST(Tuner, GuardComparesAPointWithItsReferenceOnceNotAtEveryBudgetLevel) {
+  TrajectoryExecutor executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
+  const nlohmann::json bf16 = {{"threads", 2}, {"num_workers", 0}, {"batch_size", 128}, {"amp", "bf16"}, {"set_to_none", false}, {"channels_last", false}};
+  tuner.measure(bf16, "a");
+  EXPECT_EQ(executor.executions, 2);  // the point and its fp32 reference
+  tuner.measure(bf16, "confirm", 2);
+  EXPECT_EQ(executor.executions, 3);  // passed at level 1: no level-2 reference
+  EXPECT_TRUE(tuner.trials().back().ok());
+}
+
 }  // namespace
 }  // namespace dyno
