@@ -7,7 +7,6 @@
 #include <malloc.h>
 #endif
 
-#include <ATen/Context.h>
 #include <ATen/ATen.h>
 
 #include "reports/user_error.h"
@@ -37,7 +36,7 @@ void apply_flush_denormal() {
   const auto subnormal = at::full({1 << 20}, 1, at::kInt).view(at::kFloat);
   if (const int64_t kept = (subnormal * 3.0f).view(at::kInt).count_nonzero().item<int64_t>(); kept != 0)
     throw UserError("config", "flush_denormal: true reached only some threads (" + std::to_string(kept) +
-                                  " of 1048576 subnormal products kept): the intra-op threads started before it was set; set it for a fresh process");
+                                  " of 1048576 subnormal products kept): the intra-op threads started before it was set; set flush_denormal in the run's own config, which applies it before any parallel work");
 }
 
 }  // namespace dyno
