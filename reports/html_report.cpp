@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "reports/quantity.h"
 #include "reports/technique_claims.h"
 
 namespace dyno {
@@ -37,12 +38,6 @@ std::string tick(double v) {
   if (a >= 1e6) return num(v / 1e6) + "M";
   if (a >= 1e3) return num(v / 1e3) + "k";
   return num(v);
-}
-
-std::string fixed(double v, int decimals = 1) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", decimals, v);
-  return b;
 }
 
 double safe(const nlohmann::json& j, const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0; }
@@ -102,8 +97,8 @@ std::string throughput_chart(const nlohmann::json& trials, int64_t best_id) {
       s << "<line x1='" << x << "' x2='" << x << "' y1='" << p.py(safe(t, "ci_low")) << "' y2='" << p.py(safe(t, "ci_high"))
         << "' stroke='#1f77b4' stroke-width='2'/>";
       s << "<circle cx='" << x << "' cy='" << p.py(v) << "' r='" << (t["id"] == best_id ? 6 : 3.5) << "' fill='"
-        << (t["id"] == best_id ? "#2ca02c" : "#1f77b4") << "'><title>trial " << t["id"] << ": " << fixed(v, 0) << " samples/s ["
-        << fixed(safe(t, "ci_low"), 0) << ", " << fixed(safe(t, "ci_high"), 0) << "] " << escape(t.value("changes", "")) << "</title></circle>";
+        << (t["id"] == best_id ? "#2ca02c" : "#1f77b4") << "'><title>trial " << t["id"] << ": " << format_fixed(v, 0) << " samples/s ["
+        << format_fixed(safe(t, "ci_low"), 0) << ", " << format_fixed(safe(t, "ci_high"), 0) << "] " << escape(t.value("changes", "")) << "</title></circle>";
     } else {
       s << "<text x='" << x << "' y='" << p.py(0) - 4 << "' text-anchor='middle' font-size='13' fill='#d62728'>&#x2715;<title>trial "
         << t["id"] << ": " << escape(t.value("outcome", "")) << " - " << escape(t.value("reason", "")) << "</title></text>";
@@ -139,7 +134,7 @@ std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& fro
   }
   std::string path;
   for (const auto& f : front)
-    path += (path.empty() ? "M" : " L") + fixed(p.px(safe(f, "peak_memory_bytes") / 1048576.0)) + " " + fixed(p.py(safe(f, "samples_per_second")));
+    path += (path.empty() ? "M" : " L") + format_fixed(p.px(safe(f, "peak_memory_bytes") / 1048576.0)) + " " + format_fixed(p.py(safe(f, "samples_per_second")));
   s << "<path d='" << path << "' fill='none' stroke='#ff7f0e' stroke-width='2'/>";
   for (const auto& f : front)
     s << "<circle cx='" << p.px(safe(f, "peak_memory_bytes") / 1048576.0) << "' cy='" << p.py(safe(f, "samples_per_second"))
@@ -170,7 +165,7 @@ std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json
   for (const auto& [label, report] : series) {
     std::string path;
     for (const auto& pt : report["curves"][curve])
-      if (pt["value"].is_number()) path += (path.empty() ? "M" : " L") + fixed(p.px(safe(pt, "step"))) + " " + fixed(p.py(pt["value"].get<double>()));
+      if (pt["value"].is_number()) path += (path.empty() ? "M" : " L") + format_fixed(p.px(safe(pt, "step"))) + " " + format_fixed(p.py(pt["value"].get<double>()));
     const char* c = kPalette[color % 8];
     s << "<path d='" << path << "' fill='none' stroke='" << c << "' stroke-width='1.8'><title>" << escape(label) << "</title></path>";
     s << "<rect x='" << p.width - p.right - 250 << "' y='" << p.top + 8 + 15 * color << "' width='10' height='10' fill='" << c << "'/>"
@@ -216,7 +211,7 @@ std::string technique_table(const nlohmann::json& techniques) {
   for (const auto& r : technique_rows(techniques)) {
     s << "<tr><td>" << r.claim.number << "</td><td>" << escape(r.claim.technique) << "</td>";
     if (r.status == "measured")
-      s << "<td class='" << (r.speedup >= 1 ? "good" : "bad") << "'>" << fixed(r.speedup, 2) << "x</td><td>" << num(r.baseline_time) << " "
+      s << "<td class='" << (r.speedup >= 1 ? "good" : "bad") << "'>" << format_fixed(r.speedup, 2) << "x</td><td>" << num(r.baseline_time) << " "
         << r.unit << "</td><td>" << num(r.technique_time) << " " << r.unit << "</td>";
     else
       s << "<td colspan='3'>" << escape(r.status) << "</td>";
@@ -241,7 +236,7 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   h << "<h1>dyno tuning report: " << escape(tune.value("workload", "")) << " on " << escape(tune.value("device", "")) << "</h1>";
   const auto& cost = tune.value("cost", nlohmann::json::object());
   h << "<p class='meta'>strategy <b>" << escape(tune.value("strategy", "")) << "</b>, objective " << escape(tune.value("objective", "")) << ", "
-    << cost.value("trials", 0) << " trials (" << fixed(safe(cost, "trial_time_s"), 0) << " s of trials, " << fixed(safe(cost, "wall_time_s"), 0)
+    << cost.value("trials", 0) << " trials (" << format_fixed(safe(cost, "trial_time_s"), 0) << " s of trials, " << format_fixed(safe(cost, "wall_time_s"), 0)
     << " s wall) over a space of " << tune.value("grid_size", 0) << " points";
   const auto& env = tune.value("environment", nlohmann::json::object());
   if (env.is_object() && !env.empty())
@@ -249,15 +244,15 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
       << ", dyno " << escape(env.value("dyno_revision", ""));
   h << "</p>";
   if (best.is_object()) {
-    h << "<p>Best: trial " << best_id << ", <b>" << fixed(safe(best, "samples_per_second"), 0) << " samples/s</b> [" << fixed(safe(best, "ci_low"), 0)
-      << ", " << fixed(safe(best, "ci_high"), 0) << "], " << escape(best.value("changes", "")) << ".</p>";
+    h << "<p>Best: trial " << best_id << ", <b>" << format_fixed(safe(best, "samples_per_second"), 0) << " samples/s</b> [" << format_fixed(safe(best, "ci_low"), 0)
+      << ", " << format_fixed(safe(best, "ci_high"), 0) << "], " << escape(best.value("changes", "")) << ".</p>";
   }
   const auto& v = tune.value("verification", nlohmann::json());
   if (v.is_object() && v.contains("best")) {
-    auto seconds = [](const nlohmann::json& t) { return t.is_number() ? fixed(t.get<double>(), 1) + " s" : std::string("not reached"); };
+    auto seconds = [](const nlohmann::json& t) { return t.is_number() ? format_fixed(t.get<double>(), 1) + " s" : std::string("not reached"); };
     h << "<p>Verification (trained to the target): tuned " << seconds(v["best"]["time_to_target_s"]) << ", default "
       << seconds(v["default"]["time_to_target_s"]);
-    if (v["speedup"].is_number()) h << ", <b>" << fixed(v["speedup"].get<double>(), 2) << "x sooner</b>";
+    if (v["speedup"].is_number()) h << ", <b>" << format_fixed(v["speedup"].get<double>(), 2) << "x sooner</b>";
     h << ".</p>";
   }
   h << "<h2>Throughput per trial</h2>" << throughput_chart(trials, best_id)
@@ -296,8 +291,8 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   h << "<h2>All trials</h2><table><tr><th>id</th><th>stage</th><th>outcome</th><th>samples/s</th><th>95% interval</th><th>peak MiB</th><th>changes</th><th>reason</th></tr>";
   for (const auto& t : trials)
     h << "<tr><td>" << t["id"] << (t["id"] == best_id ? " *" : "") << "</td><td>" << escape(t.value("stage", "")) << "</td><td>"
-      << escape(t.value("outcome", "")) << "</td><td>" << fixed(safe(t, "samples_per_second"), 0) << "</td><td>[" << fixed(safe(t, "ci_low"), 0) << ", "
-      << fixed(safe(t, "ci_high"), 0) << "]</td><td>" << fixed(safe(t, "peak_memory_bytes") / 1048576.0, 0) << "</td><td>"
+      << escape(t.value("outcome", "")) << "</td><td>" << format_fixed(safe(t, "samples_per_second"), 0) << "</td><td>[" << format_fixed(safe(t, "ci_low"), 0) << ", "
+      << format_fixed(safe(t, "ci_high"), 0) << "]</td><td>" << format_fixed(safe(t, "peak_memory_bytes") / 1048576.0, 0) << "</td><td>"
       << escape(t.value("changes", "")) << "</td><td>" << escape(t.value("reason", "").substr(0, 120)) << "</td></tr>";
   h << "</table></body></html>\n";
   return h.str();

@@ -47,4 +47,10 @@ std::string format_duration(double seconds) {
   return buffer;
 }
 
+std::string format_fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
 }  // namespace dyno

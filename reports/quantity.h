@@ -18,5 +18,6 @@ double parse_bytes(const std::string& text, const std::string& where, const std:
 double parse_fraction(const std::string& text, const std::string& where, const std::string& flag);    // 5% or 0.05
 
 std::string format_duration(double seconds);  // "45s", "3m05s", "1h02m"; "?" when unknown
+std::string format_fixed(double value, int decimals = 1);  // printf's %.*f: "2.08"
 
 }  // namespace dyno

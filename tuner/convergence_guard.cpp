@@ -2,18 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstddef>
 #include <sstream>
 #include <utility>
 
 namespace dyno {
 namespace {
 
-// Mean of the last quarter of the trajectory (at least one window): less noisy than the last point.
-double tail_mean(const std::vector<double>& losses) {
-  const size_t n = std::max<size_t>(1, losses.size() / 4);
+// Mean of the last quarter (at least one window) of the trajectory's first `length` windows:
+// less noisy than the last point.
+double tail_mean(const std::vector<double>& losses, size_t length) {
+  const size_t n = std::max<size_t>(1, length / 4);
   double sum = 0;
-  for (size_t i = losses.size() - n; i < losses.size(); ++i) sum += losses[i];
+  for (size_t i = length - n; i < length; ++i) sum += losses[i];
   return sum / static_cast<double>(n);
 }
 
@@ -57,16 +57,14 @@ std::optional<std::string> ConvergenceGuard::check(const std::vector<double>& ca
   for (size_t i = 0; i < candidate.size(); ++i)
     if (!std::isfinite(candidate[i])) return "convergence guard: loss is " + fmt(candidate[i]) + " at window " + std::to_string(i + 1);
   if (candidate.size() >= 2) {
-    const double first = candidate.front(), last = tail_mean(candidate);
+    const double first = candidate.front(), last = tail_mean(candidate, candidate.size());
     if (!(last < first)) return "convergence guard: loss did not fall (" + fmt(first) + " -> " + fmt(last) + ")";
   }
   if (reference && !reference->empty() && !candidate.empty()) {
     // Over the windows both measured: a trial stops once its throughput interval is tight, so two
     // trials of one trajectory can end at different steps, and later losses are lower.
     const size_t n = std::min(candidate.size(), reference->size());
-    const std::vector<double> mine_windows(candidate.begin(), candidate.begin() + static_cast<std::ptrdiff_t>(n));
-    const std::vector<double> their_windows(reference->begin(), reference->begin() + static_cast<std::ptrdiff_t>(n));
-    const double mine = tail_mean(mine_windows), theirs = tail_mean(their_windows);
+    const double mine = tail_mean(candidate, n), theirs = tail_mean(*reference, n);
     if (mine > theirs * (1 + relative_tolerance) + absolute_tolerance)
       return "convergence guard: final loss " + fmt(mine) + " is above the fp32 reference's " + fmt(theirs) +
              " beyond tolerance (x" + fmt(1 + relative_tolerance) + " + " + fmt(absolute_tolerance) + ")";

@@ -33,12 +33,6 @@
 namespace dyno {
 namespace {
 
-std::string format_fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
 struct TuneArgs {
   std::string workload = "fashion-mlp";
   std::string space_path;

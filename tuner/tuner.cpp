@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 
 #include "reports/atomic_file.h"
 #include "reports/user_error.h"
@@ -86,41 +87,8 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
   if (options_.objective == "time-to-target" || (trial.ci_low == 0 && trial.ci_high == 0)) trial.ci_low = trial.ci_high = trial.objective;
 
   if (trial.ok()) {
-    // The reference is measured (and journaled) first, so a resume finds it and does not repeat it.
-    const std::vector<double>* reference_losses = nullptr;
-    std::vector<double> reference_copy;
-    // A point that already passed the guard at a lower budget level is not compared again: its
-    // reference would have to be measured again at this level, at the cost of a long trial.
-    bool passed_before = false;
-    for (int64_t level = 1; level < budget_level; ++level)
-      if (auto it = by_key_.find(trial_key(point, level)); it != by_key_.end()) passed_before |= trials_[it->second].ok();
-    if (auto reference = ConvergenceGuard::reference_point(point); reference && !trial.losses.empty() && !passed_before) {
-      // An already measured fp32 trial on the same trajectory serves; otherwise measure the reference.
-      for (const auto& t : trials_)
-        if (t.ok() && t.budget_level == budget_level && !t.losses.empty() && ConvergenceGuard::same_trajectory(t.point, *reference)) {
-          reference_copy = t.losses;
-          reference_losses = &reference_copy;
-          break;
-        }
-      struct Awaiting {
-        int64_t& count;
-        explicit Awaiting(int64_t& c) : count(++c) {}
-        ~Awaiting() { --count; }
-      };
-      try {
-        if (!reference_losses) {
-          Awaiting awaiting(awaiting_reference_);
-          const Trial& ref = measure(*reference, "guard-reference", budget_level);
-          if (ref.ok()) {
-            reference_copy = ref.losses;
-            reference_losses = &reference_copy;
-          }
-        }
-      } catch (const BudgetExhausted&) {
-        // No budget for the reference: the candidate is judged on its own trajectory.
-      }
-    }
-    if (auto reason = options_.guard.check(trial.losses, reference_losses)) {
+    const auto reference = trial.losses.empty() ? std::nullopt : reference_losses(point, budget_level);
+    if (auto reason = options_.guard.check(trial.losses, reference ? &*reference : nullptr)) {
       trial.outcome = "rejected";
       trial.reason = *reason;
     }
@@ -132,17 +100,47 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
   return trials_.back();
 }
 
+const Trial* Tuner::find(const nlohmann::json& point, int64_t budget_level) const {
+  const auto it = by_key_.find(trial_key(point, budget_level));
+  return it == by_key_.end() ? nullptr : &trials_[it->second];
+}
+
+// The fp32 loss trajectory `point` (just measured) is compared with, or nullopt when there is none
+// to compare with: the point is fp32 already, it passed the guard at a lower budget level (its
+// reference would have to be measured again, as a long trial), or no budget is left. A measured
+// trial on the same trajectory serves; otherwise the reference is measured now and journaled
+// before the candidate, so a resume finds it.
+std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json& point, int64_t budget_level) {
+  const auto reference = ConvergenceGuard::reference_point(point);
+  if (!reference) return std::nullopt;
+  for (int64_t level = 1; level < budget_level; ++level)
+    if (const Trial* earlier = find(point, level); earlier && earlier->ok()) return std::nullopt;
+  for (const auto& t : trials_)
+    if (t.ok() && t.budget_level == budget_level && !t.losses.empty() && ConvergenceGuard::same_trajectory(t.point, *reference)) return t.losses;
+  // While the candidate waits, its reference takes the next id (and trial folder).
+  struct Awaiting {
+    int64_t& count;
+    explicit Awaiting(int64_t& c) : count(++c) {}
+    ~Awaiting() { --count; }
+  } awaiting(awaiting_reference_);
+  try {
+    const Trial& ref = measure(*reference, "guard-reference", budget_level);
+    if (ref.ok()) return ref.losses;
+  } catch (const BudgetExhausted&) {
+    // No budget for the reference: the candidate is judged on its own trajectory.
+  }
+  return std::nullopt;
+}
+
 // Time to target: level L of a point is its L-th seed, so its objective is over all L seeds,
 // L / (sum of their times); 0 when any of them missed the target.
 double Tuner::seeds_objective(const Trial& trial) const {
   if (!trial.time_to_target_s || *trial.time_to_target_s <= 0) return 0.0;
   double total = *trial.time_to_target_s;
   for (int64_t level = 1; level < trial.budget_level; ++level) {
-    const auto it = by_key_.find(trial_key(trial.point, level));
-    if (it == by_key_.end()) return 0.0;
-    const Trial& earlier = trials_[it->second];
-    if (!earlier.ok() || !earlier.time_to_target_s || *earlier.time_to_target_s <= 0) return 0.0;
-    total += *earlier.time_to_target_s;
+    const Trial* earlier = find(trial.point, level);
+    if (!earlier || !earlier->ok() || !earlier->time_to_target_s || *earlier->time_to_target_s <= 0) return 0.0;
+    total += *earlier->time_to_target_s;
   }
   return static_cast<double>(trial.budget_level) / total;
 }

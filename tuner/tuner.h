@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,8 @@ class Tuner {
   bool resumed_from_journal() const { return resumed_; }
 
  private:
+  const Trial* find(const nlohmann::json& point, int64_t budget_level) const;
+  std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level);
   double seeds_objective(const Trial& trial) const;
   void append_to_journal(const Trial& trial);
   void load_journal();
