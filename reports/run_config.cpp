@@ -73,6 +73,9 @@ std::vector<Knob> build_table() {
   t.push_back(ranged(make_knob("warmup_steps", K::Integer, &C::warmup_steps, "steps excluded from throughput and phase times"), 0, kNoMax));
   t.push_back(ranged(make_knob("log_every_steps", K::Integer, &C::log_every_steps, "steps per measurement window and loss sample"), 1, kNoMax));
   t.push_back(ranged(make_knob("measure_rel_ci", K::Real, &C::measure_rel_ci, "stop once throughput's 95% CI half-width / median is below this; 0 = off"), 0, 1));
+  t.push_back(ranged(make_knob("measure_stop_below", K::Real, &C::measure_stop_below,
+                               "stop once throughput's whole 95% CI is below this many items/s (the tuner's race against its best); 0 = off"),
+                     0, kNoMax));
   t.push_back(make_knob("final_eval", K::Boolean, &C::final_eval, "evaluate at the end when no evaluation has run yet"));
   // Data pipeline.
   t.push_back(ranged(make_knob("num_workers", K::Integer, &C::num_workers, "batch-producing threads; 0 = in the training thread"), 0, 64, true));

@@ -42,6 +42,7 @@ struct RunConfig {
   int64_t warmup_steps = 10;
   int64_t log_every_steps = 50;
   double measure_rel_ci = 0;  // stop once the median throughput's 95% CI half-width is below this fraction; 0 = off
+  double measure_stop_below = 0;  // stop once the median throughput's whole 95% CI is below this (a lost race); 0 = off
   bool final_eval = true;     // evaluate once at the end when no evaluation has run
 
   // Data pipeline.

@@ -11,6 +11,7 @@
 
 #include "reports/atomic_file.h"
 #include "reports/child_process.h"
+#include "reports/quantity.h"
 #include "reports/run_report.h"
 #include "reports/statistics.h"
 #include "reports/user_error.h"
@@ -25,40 +26,41 @@ std::string current_executable() {
   return ec ? std::string("dyno") : path.string();
 }
 
-RunConfig ProcessTrialExecutor::trial_config(const nlohmann::json& point, int64_t budget_level) const {
+RunConfig ProcessTrialExecutor::trial_config(const nlohmann::json& point, const TrialRequest& request) const {
   RunConfig c = config_from_json(point, options_.base);
   if (options_.to_target) {
     // A time-to-target trial at budget level L is the point's L-th seed (a repeat, not a longer run).
     c.stop_at_target = true;
     c.time_limit_s = options_.time_cap_s;
-    c.seed += budget_level - 1;
+    c.seed += request.budget_level - 1;
   } else {
     c.stop_at_target = false;
     c.final_eval = false;
-    const int64_t measured = options_.measure_steps * budget_level;
-    c.max_steps = c.warmup_steps + measured;
-    // About 16 windows per trial, so that the median's 95% interval is made of inner order
-    // statistics (with 4 windows it is [min, max] and every pair of configs ties).
-    c.log_every_steps = std::clamp<int64_t>(measured / 16, 1, std::min<int64_t>(c.log_every_steps, 10));
-    c.time_limit_s = options_.time_cap_s * static_cast<double>(budget_level);
+    c.max_steps = c.warmup_steps + options_.measure_steps * request.units;
+    // About 16 windows per unit, so that the median's 95% interval is made of inner order
+    // statistics (with 4 windows it is [min, max] and every pair of configs ties); the same
+    // window length at every level, so that pooled measurements are alike.
+    c.log_every_steps = std::clamp<int64_t>(options_.measure_steps / 16, 1, std::min<int64_t>(c.log_every_steps, 10));
+    c.time_limit_s = options_.time_cap_s * static_cast<double>(request.units);
     c.measure_rel_ci = options_.measure_rel_ci;
+    c.measure_stop_below = request.stop_below;
   }
   c.save_state.clear();
   c.resume_state.clear();
   return c;
 }
 
-Trial ProcessTrialExecutor::execute(const nlohmann::json& point, int64_t budget_level, const std::string& name) {
+Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) {
   Trial trial;
   trial.point = point;
-  trial.budget_level = budget_level;
+  trial.budget_level = request.budget_level;
   const std::string dir = options_.trial_dir + "/" + name;
   std::filesystem::create_directories(dir);
   const std::string config_path = dir + "/config.json", report_path = dir + "/report.json", log_path = dir + "/log.txt";
   std::remove(report_path.c_str());
   RunConfig config;
   try {
-    config = trial_config(point, budget_level);
+    config = trial_config(point, request);
     validate_combination(config);
   } catch (const UserError& e) {
     trial.outcome = "invalid_config";
@@ -115,6 +117,9 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, int64_t budget_
   trial.ci_high = report.throughput_windows.empty() ? 0 : ci.high;
   trial.peak_memory_bytes = report.summary.peak_memory_bytes;
   trial.time_to_target_s = report.summary.time_to_target_s;
+  trial.windows = report.throughput_windows;
+  if (report.summary.stop_reason == "outpaced")
+    trial.reason = "stopped early: its throughput's 95% interval lay below the best so far (" + format_fixed(request.stop_below, 0) + "/s)";
   for (const auto& p : report.loss_curve) trial.losses.push_back(p.value);
   if (trial.ok() && report.throughput_windows.empty() && !options_.to_target) {
     trial.outcome = "rejected";

@@ -18,8 +18,8 @@ struct ProcessTrialOptions {
   std::string dyno_binary;  // path of the dyno executable
   std::string trial_dir;    // each trial writes <trial_dir>/<name>/{config.json,report.json,log.txt}
   RunConfig base;           // the run settings every trial starts from
-  int64_t measure_steps = 200;      // optimizer steps per trial at budget level 1 (after warm-up)
-  double time_cap_s = 60;           // per trial at budget level 1 (per seed for to-target trials)
+  int64_t measure_steps = 200;      // optimizer steps per measurement unit (budget level 1), after warm-up
+  double time_cap_s = 60;           // per measurement unit (per seed for to-target trials)
   double timeout_s = 300;           // hard kill
   double measure_rel_ci = 0.03;     // stop early once the median's 95% CI is within +-3%
   int64_t memory_limit_bytes = 0;   // 0 = none
@@ -30,9 +30,9 @@ struct ProcessTrialOptions {
 class ProcessTrialExecutor : public TrialExecutor {
  public:
   explicit ProcessTrialExecutor(ProcessTrialOptions options) : options_(std::move(options)) {}
-  Trial execute(const nlohmann::json& point, int64_t budget_level, const std::string& name) override;
+  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) override;
   // The full RunConfig a trial runs (base + point + measurement settings).
-  RunConfig trial_config(const nlohmann::json& point, int64_t budget_level) const;
+  RunConfig trial_config(const nlohmann::json& point, const TrialRequest& request) const;
   const ProcessTrialOptions& options() const { return options_; }
   // Changes the per-trial time cap (budget level 1) for the trials still to come.
   void set_time_cap(double seconds) { options_.time_cap_s = seconds; }

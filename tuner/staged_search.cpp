@@ -16,7 +16,8 @@ class Climber {
     nlohmann::json point = current_;
     point[knob] = value;
     if (point == current_) return best_;
-    Trial trial = tuner_.measure(point, stage);
+    // A race against the best: a candidate that is clearly slower stops as soon as that is known.
+    Trial trial = tuner_.measure(point, stage, 1, &best_);
     if (tuner_.better(trial, best_)) {
       current_ = point;
       best_ = trial;
@@ -141,7 +142,7 @@ void StagedSearch::run(Tuner& tuner) {
   // makes them fit): grow it once more from where the search ended.
   grow_batch(climber, space, "batch-regrow");
 
-  // 6. Confirmation: the three fastest distinct points, measured twice as long (Tuner::confirm_best).
+  // 6. Confirmation: the three fastest distinct points, measured once more and pooled (Tuner::confirm_best).
   tuner.confirm_best(3);
 }
 

@@ -10,8 +10,11 @@
 //   4. local refinement: the neighbours of the best value on each ordered axis, and the other
 //      values of the rest, repeated while it improves;
 //   5. the batch growth once more from the final point (other knobs move the best batch);
-//   6. confirmation: the three fastest distinct points are re-measured for twice as long and the
-//      winner is chosen among those (a lucky short trial does not win).
+//   6. confirmation: the three fastest distinct points are measured once more (budget level 2: a
+//      second process, pooled with the first) and the winner is chosen among those (a lucky short
+//      trial does not win).
+// Every candidate races the best so far: once its throughput's whole interval lies below the
+// best's, it stops (the comparison is decided; the rest of its trial would be spent on a loser).
 // A step keeps a new value only when Tuner::better says so (intervals separated, or a tie
 // broken toward the simpler / cheaper configuration).
 #pragma once

@@ -28,6 +28,8 @@ nlohmann::json to_json(const Trial& t) {
           {"peak_memory_bytes", t.peak_memory_bytes},
           {"time_to_target_s", t.time_to_target_s ? nlohmann::json(*t.time_to_target_s) : nlohmann::json(nullptr)},
           {"losses", losses},
+          {"windows", t.windows},
+          {"pooled_with", t.pooled_with},
           {"wall_time_s", t.wall_time_s},
           {"report_path", t.report_path}};
 }
@@ -52,6 +54,10 @@ Trial trial_from_json(const nlohmann::json& j) {
   if (j.contains("time_to_target_s") && j["time_to_target_s"].is_number()) t.time_to_target_s = j["time_to_target_s"].get<double>();
   if (j.contains("losses"))
     for (const auto& l : j["losses"]) t.losses.push_back(l.is_number() ? l.get<double>() : std::nan(""));
+  if (j.contains("windows"))
+    for (const auto& w : j["windows"])
+      if (w.is_number()) t.windows.push_back(w.get<double>());
+  t.pooled_with = j.value("pooled_with", int64_t{0});
   t.wall_time_s = j.value("wall_time_s", 0.0);
   t.report_path = j.value("report_path", "");
   return t;

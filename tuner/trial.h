@@ -28,6 +28,8 @@ struct Trial {
   int64_t peak_memory_bytes = 0;
   std::optional<double> time_to_target_s;
   std::vector<double> losses;  // training loss per window
+  std::vector<double> windows;  // throughput per window that the median and interval come from
+  int64_t pooled_with = 0;      // id of the lower-level trial of the same point whose windows are included (0 = none)
   double wall_time_s = 0;      // the trial's cost, process start to end
   std::string report_path;
 

@@ -4,16 +4,27 @@
 // failure is the Trial's outcome.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "tuner/trial.h"
 
 namespace dyno {
 
+// What one execution is asked for. budget_level: what the result stands for (its identity).
+// units: how many level-1 measurements this process runs; fewer than the level when the tuner
+// pools the result with a lower level of the same point. stop_below: a race against the best so
+// far: the run may stop as soon as its throughput's whole 95% interval is below this (0 = none).
+struct TrialRequest {
+  int64_t budget_level = 1;
+  int64_t units = 1;
+  double stop_below = 0;
+};
+
 class TrialExecutor {
  public:
   virtual ~TrialExecutor() = default;
-  virtual Trial execute(const nlohmann::json& point, int64_t budget_level, const std::string& name) = 0;
+  virtual Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) = 0;
 };
 
 }  // namespace dyno

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "reports/atomic_file.h"
+#include "reports/statistics.h"
 #include "reports/user_error.h"
 #include "tuner/strategy.h"
 
@@ -71,20 +72,41 @@ int64_t Tuner::complexity(const nlohmann::json& point) const {
   return n;
 }
 
-const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level) {
+const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level, const Trial* race) {
   const std::string key = trial_key(point, budget_level);
   if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
   if (!budget_left()) throw BudgetExhausted{};
+  const bool throughput = options_.objective == "throughput";
+  // A throughput measurement at level L continues the point's highest measured lower level: it
+  // runs the missing units only, in a new process (another moment of a noisy machine), and the
+  // windows are pooled. (Time-to-target levels are seeds; seeds_objective pools those.)
+  std::vector<double> lower_windows;
+  int64_t lower_id = 0;
+  TrialRequest request{budget_level, budget_level, 0.0};
+  if (const Trial* lower = throughput ? highest_lower_level(point, budget_level) : nullptr) {
+    lower_windows = lower->windows;
+    lower_id = lower->id;
+    request.units = budget_level - lower->budget_level;
+  }
+  if (throughput && race && race->ok()) request.stop_below = race->ci_low;
   // While this trial waits for its guard reference, the reference takes the next id (and folder).
   const int64_t id = static_cast<int64_t>(trials_.size()) + 1 + awaiting_reference_;
-  Trial trial = executor_.execute(point, budget_level, "trial-" + std::to_string(id));
+  Trial trial = executor_.execute(point, request, "trial-" + std::to_string(id));
   if (trial.outcome == "interrupted") throw TuningInterrupted{};
   trial.id = id;
   trial.key = key;
   trial.stage = stage;
+  if (trial.ok() && lower_id > 0 && !trial.windows.empty()) {
+    trial.windows.insert(trial.windows.begin(), lower_windows.begin(), lower_windows.end());
+    trial.pooled_with = lower_id;
+    trial.samples_per_second = median(trial.windows);
+    const Interval ci = median_confidence_interval(trial.windows);
+    trial.ci_low = ci.low;
+    trial.ci_high = ci.high;
+  }
   trial.objective = trial.samples_per_second;
-  if (options_.objective == "time-to-target") trial.objective = seeds_objective(trial);
-  if (options_.objective == "time-to-target" || (trial.ci_low == 0 && trial.ci_high == 0)) trial.ci_low = trial.ci_high = trial.objective;
+  if (!throughput) trial.objective = seeds_objective(trial);
+  if (!throughput || (trial.ci_low == 0 && trial.ci_high == 0)) trial.ci_low = trial.ci_high = trial.objective;
 
   if (trial.ok()) {
     const auto reference = trial.losses.empty() ? std::nullopt : reference_losses(point, budget_level);
@@ -98,6 +120,13 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
   append_to_journal(trial);
   if (options_.on_trial) options_.on_trial(trials_.back(), *this);
   return trials_.back();
+}
+
+// The point's highest budget level below `budget_level` that measured fine and kept its windows.
+const Trial* Tuner::highest_lower_level(const nlohmann::json& point, int64_t budget_level) const {
+  for (int64_t level = budget_level - 1; level >= 1; --level)
+    if (const Trial* t = find(point, level); t && t->ok() && !t->windows.empty()) return t;
+  return nullptr;
 }
 
 const Trial* Tuner::find(const nlohmann::json& point, int64_t budget_level) const {
@@ -149,7 +178,7 @@ const Trial& Tuner::verify(TrialExecutor& executor, const nlohmann::json& point,
   const std::string key = "verify:" + label + ":" + point_key(point);
   if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
   const int64_t id = static_cast<int64_t>(trials_.size()) + 1;
-  Trial trial = executor.execute(point, 1, "verify-" + label);
+  Trial trial = executor.execute(point, TrialRequest{}, "verify-" + label);
   if (trial.outcome == "interrupted") throw TuningInterrupted{};
   trial.id = id;
   trial.key = key;

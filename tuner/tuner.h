@@ -42,7 +42,11 @@ class Tuner {
  public:
   Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& executor, TunerOptions options);
 
-  const Trial& measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level = 1);
+  // Measures `point` at `budget_level` (once: memoised). A throughput measurement at level L > 1
+  // continues the point's highest lower level (runs the missing level-1 units, pools the windows).
+  // With `race`, the trial may stop as soon as it is clearly slower than that trial (its whole
+  // interval below race's): the decision Tuner::better would make is already known.
+  const Trial& measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level = 1, const Trial* race = nullptr);
   // A verification trial (to the target, with another executor): journaled, memoised under
   // "verify:" keys, not counted against the search budget.
   const Trial& verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label);
@@ -57,8 +61,8 @@ class Tuner {
   const Trial* best_where(const std::function<bool(const Trial&)>& admit) const;
   // Confirmation: the `count` fastest distinct points of budget level 1 are measured again at
   // level 2 (stage "confirm"), so that best() chooses among those measurements only: the fastest
-  // of many short, noisy trials is biased upward. For time-to-target trials level 2 is the next
-  // seed, and its objective covers both seeds.
+  // of many short, noisy trials is biased upward. Level 2 is a second process pooled with the
+  // first (throughput) or the next seed, with an objective over both seeds (time to target).
   void confirm_best(size_t count);
   std::vector<const Trial*> pareto_front() const;  // throughput up, peak memory down
 
@@ -74,6 +78,7 @@ class Tuner {
 
  private:
   const Trial* find(const nlohmann::json& point, int64_t budget_level) const;
+  const Trial* highest_lower_level(const nlohmann::json& point, int64_t budget_level) const;
   std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level);
   double seeds_objective(const Trial& trial) const;
   void append_to_journal(const Trial& trial);

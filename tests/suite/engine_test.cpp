@@ -58,6 +58,22 @@ TEST(Engine, TrainsAndReportsEveryPhase) {
   EXPECT_DOUBLE_EQ(r.config["lr"].get<double>(), 1e-3);
 }
 
+// The tuner's race: a run whose throughput interval lies wholly below measure_stop_below stops as
+// soon as it has the 6 windows an interval needs; a bar it clears does not stop it.
+TEST(Engine, AnOutpacedMeasurementStopsAfterSixWindows) {
+  RunConfig c = tiny("fashion-mlp");
+  c.epochs = 0;
+  c.max_steps = 20;
+  c.measure_stop_below = 1e12;  // faster than any machine
+  RunReport lost = Engine().run(c);
+  EXPECT_EQ(lost.summary.stop_reason, "outpaced");
+  EXPECT_EQ(lost.throughput_windows.size(), 6u);
+  c.measure_stop_below = 1;  // one sample per second: any run clears it
+  RunReport kept = Engine().run(c);
+  EXPECT_EQ(kept.summary.stop_reason, "max_steps");
+  EXPECT_EQ(kept.throughput_windows.size(), 19u);  // 20 steps, the first is warm-up
+}
+
 TEST(Engine, WorkerThreadsTrainExactlyLikeTheTrainingThread) {
   RunConfig c = tiny("fashion-cnn");
   c.max_steps = 10;

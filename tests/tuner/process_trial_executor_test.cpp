@@ -64,7 +64,7 @@ TEST(ProcessTrialExecutor, EveryFailureIsARecordedOutcomeAndTheRunCompletes) {
 
 TEST(ProcessTrialExecutor, MeasuresThroughputWithAnInterval) {
   ProcessTrialExecutor executor(tiny_trials(fresh("measure")));
-  Trial t = executor.execute({{"batch_size", 32}}, 1, "one");
+  Trial t = executor.execute({{"batch_size", 32}}, {}, "one");
   ASSERT_EQ(t.outcome, "ok") << t.reason;
   EXPECT_GT(t.samples_per_second, 0);
   EXPECT_LE(t.ci_low, t.samples_per_second);
@@ -80,22 +80,29 @@ TEST(ProcessTrialExecutor, ThroughputTrialsGetEnoughWindows) {
   options.base.log_every_steps = 50;
   options.measure_steps = 40;
   ProcessTrialExecutor executor(options);
-  EXPECT_EQ(executor.trial_config(nlohmann::json::object(), 1).log_every_steps, 2);   // 40 steps -> 20 windows
-  EXPECT_EQ(executor.trial_config(nlohmann::json::object(), 4).log_every_steps, 10);  // 160 steps: capped at 10
+  EXPECT_EQ(executor.trial_config(nlohmann::json::object(), {}).log_every_steps, 2);  // 40 steps -> 20 windows
+  // Four units (a level-4 trial): four times the steps, in windows of the same length (poolable).
+  const RunConfig four = executor.trial_config(nlohmann::json::object(), {4, 4, 0});
+  EXPECT_EQ(four.log_every_steps, 2);
+  EXPECT_EQ(four.max_steps, four.warmup_steps + 160);
+  // Level 4 continuing a measured level 1: three units.
+  EXPECT_EQ(executor.trial_config(nlohmann::json::object(), {4, 3, 0}).max_steps, four.warmup_steps + 120);
   options.measure_steps = 8;
-  EXPECT_EQ(ProcessTrialExecutor(options).trial_config(nlohmann::json::object(), 1).log_every_steps, 1);
+  EXPECT_EQ(ProcessTrialExecutor(options).trial_config(nlohmann::json::object(), {}).log_every_steps, 1);
+  options.measure_steps = 400;
+  EXPECT_EQ(ProcessTrialExecutor(options).trial_config(nlohmann::json::object(), {}).log_every_steps, 10);  // capped at 10
   options.to_target = true;
-  EXPECT_EQ(ProcessTrialExecutor(options).trial_config(nlohmann::json::object(), 1).log_every_steps, 50);
+  EXPECT_EQ(ProcessTrialExecutor(options).trial_config(nlohmann::json::object(), {}).log_every_steps, 50);
 }
 
 TEST(ProcessTrialExecutor, MemoryLimitAndInvalidConfigsAreRecorded) {
   auto options = tiny_trials(fresh("limits"));
   options.memory_limit_bytes = 1000;  // far below any real process
   ProcessTrialExecutor executor(options);
-  Trial over = executor.execute({{"batch_size", 32}}, 1, "over");
+  Trial over = executor.execute({{"batch_size", 32}}, {}, "over");
   EXPECT_EQ(over.outcome, "rejected");
   EXPECT_NE(over.reason.find("above the limit"), std::string::npos) << over.reason;
-  Trial invalid = executor.execute({{"amp", "fp16"}}, 1, "fp16-on-cpu");
+  Trial invalid = executor.execute({{"amp", "fp16"}}, {}, "fp16-on-cpu");
   EXPECT_EQ(invalid.outcome, "invalid_config");
   EXPECT_NE(invalid.reason.find("needs device=cuda"), std::string::npos) << invalid.reason;
 }

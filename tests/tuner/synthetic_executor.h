@@ -47,12 +47,13 @@ class SyntheticExecutor : public TrialExecutor {
     return v;
   }
 
-  Trial execute(const nlohmann::json& point, int64_t budget_level, const std::string&) override {
+  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
     ++executions;
+    const int64_t budget_level = request.budget_level;
     Trial t;
     t.point = point;
     t.budget_level = budget_level;
-    t.wall_time_s = 1.0 * static_cast<double>(budget_level);
+    t.wall_time_s = 1.0 * static_cast<double>(request.units);
     t.peak_memory_bytes = point.value("batch_size", int64_t{64}) * 1000;
     if (point.value("batch_size", int64_t{64}) >= 1024) {
       t.outcome = "oom";
@@ -64,6 +65,11 @@ class SyntheticExecutor : public TrialExecutor {
     t.samples_per_second = value(point) * (1 + noise);
     t.ci_low = t.samples_per_second * 0.99;
     t.ci_high = t.samples_per_second * 1.01;
+    // A lost race stops after a fifth of the trial.
+    if (request.stop_below > 0 && t.ci_high < request.stop_below) {
+      t.wall_time_s *= 0.2;
+      t.reason = "stopped early";
+    }
     return t;
   }
 };

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "reports/atomic_file.h"
+#include "reports/statistics.h"
 #include "synthetic_executor.h"
 
 namespace dyno {
@@ -96,8 +97,8 @@ namespace {
 // Adds a falling loss trajectory to the synthetic trials, so that the convergence guard runs.
 class TrajectoryExecutor : public testing::SyntheticExecutor {
  public:
-  Trial execute(const nlohmann::json& point, int64_t budget_level, const std::string& name) override {
-    Trial t = SyntheticExecutor::execute(point, budget_level, name);
+  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) override {
+    Trial t = SyntheticExecutor::execute(point, request, name);
     t.losses = {2.3, 1.0, 0.6, 0.5};
     t.report_path = name;  // the folder the trial ran in
     names.push_back(name);
@@ -134,6 +135,88 @@ TEST(Tuner, GuardComparesAPointWithItsReferenceOnceNotAtEveryBudgetLevel) {
   tuner.measure(bf16, "confirm", 2);
   EXPECT_EQ(executor.executions, 3);  // passed at level 1: no level-2 reference
   EXPECT_TRUE(tuner.trials().back().ok());
+}
+
+// Records what each execution was asked for, and gives it windows: a level-1 unit of 8 windows
+// within +-0.4% of the synthetic value, each process 0.01% faster than the one before.
+class RequestRecorder : public testing::SyntheticExecutor {
+ public:
+  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) override {
+    Trial t = SyntheticExecutor::execute(point, request, name);
+    requests.push_back(request);
+    for (int64_t u = 0; u < request.units; ++u)
+      for (int i = 0; i < 8; ++i) t.windows.push_back(t.samples_per_second * (0.996 + 0.001 * i) * (1 + 1e-4 * static_cast<double>(requests.size())));
+    // As the process executor does: the median of the windows and its interval.
+    t.samples_per_second = median(t.windows);
+    const Interval ci = median_confidence_interval(t.windows);
+    t.ci_low = ci.low;
+    t.ci_high = ci.high;
+    return t;
+  }
+  std::vector<TrialRequest> requests;
+};
+
+TEST(Tuner, AHigherThroughputLevelRunsTheMissingUnitsAndPoolsTheWindows) {
+  RequestRecorder executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
+  const Trial first = tuner.measure(start(), "a");
+  const Trial& second = tuner.measure(start(), "confirm", 2);
+  ASSERT_EQ(executor.requests.size(), 2u);
+  EXPECT_EQ(executor.requests[1].budget_level, 2);
+  EXPECT_EQ(executor.requests[1].units, 1);  // one more unit: level 1 is already measured
+  EXPECT_EQ(second.pooled_with, first.id);
+  ASSERT_EQ(second.windows.size(), 16u);
+  EXPECT_DOUBLE_EQ(second.windows.front(), first.windows.front());
+  EXPECT_GT(second.samples_per_second, first.samples_per_second);  // the second process's windows are faster
+  EXPECT_LT(second.ci_high - second.ci_low, first.ci_high - first.ci_low);  // twice the windows, a tighter interval
+  // Level 4 continues level 2: two more units.
+  tuner.measure(start(), "longer", 4);
+  EXPECT_EQ(executor.requests[2].units, 2);
+  EXPECT_EQ(tuner.trials().back().windows.size(), 32u);
+  // A level-2 point with no level 1 runs both units itself.
+  nlohmann::json other = start();
+  other["threads"] = 2;
+  tuner.measure(other, "fresh", 2);
+  EXPECT_EQ(executor.requests[3].units, 2);
+  EXPECT_EQ(tuner.trials().back().pooled_with, 0);
+}
+
+TEST(Tuner, ARaceStopsBelowTheIncumbentsIntervalForThroughputOnly) {
+  RequestRecorder executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
+  const Trial incumbent = tuner.measure(start(), "a");
+  nlohmann::json slower = start();
+  slower["num_workers"] = 3;
+  slower["threads"] = 1;
+  tuner.measure(slower, "b", 1, &incumbent);
+  EXPECT_DOUBLE_EQ(executor.requests.back().stop_below, incumbent.ci_low);
+  tuner.measure(start(), "c", 2);
+  EXPECT_EQ(executor.requests.back().stop_below, 0);  // no race asked for
+
+  TunerOptions to_target;
+  to_target.objective = "time-to-target";
+  Tuner ttt(testing::synthetic_space(), start(), executor, to_target);
+  const Trial& base = ttt.measure(start(), "a");
+  ttt.measure(slower, "b", 1, &base);
+  EXPECT_EQ(executor.requests.back().stop_below, 0);  // time-to-target trials are not raced
+  ttt.measure(start(), "seed", 2);
+  EXPECT_EQ(executor.requests.back().units, 2);  // seeds are not pooled units
+}
+
+// Staged races every candidate against its best so far: on the synthetic objective the losers
+// stop early (the synthetic executor charges a fifth of a trial), and the optimum is still found.
+TEST(Tuner, StagedRacesItsCandidatesAndStillFindsTheOptimum) {
+  RequestRecorder executor;
+  TunerOptions options;
+  options.strategy = "staged";
+  Tuner tuner(testing::synthetic_space(), start(), executor, options);
+  tuner.run();
+  EXPECT_EQ(tuner.best()->point, testing::synthetic_optimum());
+  int64_t raced = 0, stopped = 0;
+  for (const auto& r : executor.requests) raced += r.stop_below > 0;
+  for (const auto& t : tuner.trials()) stopped += t.reason == "stopped early";
+  EXPECT_GT(raced, 10);
+  EXPECT_GT(stopped, 3);
 }
 
 }  // namespace
