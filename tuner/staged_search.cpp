@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "tuner/tuner.h"
 
@@ -18,6 +20,7 @@ class Climber {
     if (point == current_) return best_;
     // A race against the best: a candidate that is clearly slower stops as soon as that is known.
     Trial trial = tuner_.measure(point, stage, 1, &best_);
+    if (trial.ok() && trial.ci_high < (1 - kDecisiveLoss) * best_.ci_low) lost_.insert({knob, value.dump()});
     if (tuner_.better(trial, best_)) {
       current_ = point;
       best_ = trial;
@@ -25,13 +28,19 @@ class Climber {
     return trial;
   }
 
+  // `knob` = value lost to the best by more than kDecisiveLoss (far beyond this machine's
+  // trial-to-trial noise, e.g. one thread instead of two): refinement does not try it again.
+  bool lost_decisively(const std::string& knob, const nlohmann::json& value) const { return lost_.count({knob, value.dump()}) > 0; }
+
   const nlohmann::json& current() const { return current_; }
   const Trial& best() const { return best_; }
 
  private:
+  static constexpr double kDecisiveLoss = 0.25;
   Tuner& tuner_;
   nlohmann::json current_;
   Trial best_;
+  std::set<std::pair<std::string, std::string>> lost_;
 };
 
 namespace {
@@ -122,6 +131,9 @@ void StagedSearch::run(Tuner& tuner) {
 
   // 4. Local refinement around the best, while it improves (knobs interact: e.g. bf16 or
   // checkpointing can move the best batch size).
+  auto refine = [&](const std::string& knob, const nlohmann::json& value) {
+    if (!climber.lost_decisively(knob, value)) climber.try_value(knob, value, "refine");
+  };
   for (int round = 0; round < 3; ++round) {
     const std::string before = climber.current().dump();
     for (const auto& axis : space.axes()) {
@@ -130,10 +142,10 @@ void StagedSearch::run(Tuner& tuner) {
         if (it == axis.values.end()) continue;
         const auto index = static_cast<size_t>(it - axis.values.begin());
         const nlohmann::json here = climber.current()[axis.knob];
-        if (index + 1 < axis.values.size()) climber.try_value(axis.knob, axis.values[index + 1], "refine");
-        if (index > 0 && climber.current()[axis.knob] == here) climber.try_value(axis.knob, axis.values[index - 1], "refine");
+        if (index + 1 < axis.values.size()) refine(axis.knob, axis.values[index + 1]);
+        if (index > 0 && climber.current()[axis.knob] == here) refine(axis.knob, axis.values[index - 1]);
       } else {
-        for (const auto& v : axis.values) climber.try_value(axis.knob, v, "refine");
+        for (const auto& v : axis.values) refine(axis.knob, v);
       }
     }
     if (climber.current().dump() == before) break;

@@ -8,7 +8,8 @@
 //   3. every other axis (amp, set_to_none, channels_last, checkpointing, ...), one value
 //      at a time from the best so far (coordinate descent);
 //   4. local refinement: the neighbours of the best value on each ordered axis, and the other
-//      values of the rest, repeated while it improves;
+//      values of the rest, repeated while it improves; a value that already lost by more than
+//      25% (one thread instead of two) is not tried again;
 //   5. the batch growth once more from the final point (other knobs move the best batch);
 //   6. confirmation: the three fastest distinct points are measured once more (budget level 2: a
 //      second process, pooled with the first) and the winner is chosen among those (a lucky short
