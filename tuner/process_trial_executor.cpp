@@ -13,7 +13,6 @@
 #include "reports/child_process.h"
 #include "reports/quantity.h"
 #include "reports/run_report.h"
-#include "reports/statistics.h"
 #include "reports/user_error.h"
 
 namespace dyno {
@@ -111,13 +110,11 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   RunReport report = read_report(report_path);
   trial.outcome = report.outcome;
   trial.reason = report.outcome_reason;
-  trial.samples_per_second = report.summary.samples_per_second;
-  Interval ci = median_confidence_interval(report.throughput_windows);
-  trial.ci_low = report.throughput_windows.empty() ? 0 : ci.low;
-  trial.ci_high = report.throughput_windows.empty() ? 0 : ci.high;
+  trial.windows = report.throughput_windows;
+  set_throughput_from_windows(trial);
+  trial.samples_per_second = report.summary.samples_per_second;  // the run's own figure (data parallel: the ranks' sum)
   trial.peak_memory_bytes = report.summary.peak_memory_bytes;
   trial.time_to_target_s = report.summary.time_to_target_s;
-  trial.windows = report.throughput_windows;
   if (report.summary.stop_reason == "outpaced")
     trial.reason = "stopped early: its throughput's 95% interval lay below the best so far (" + format_fixed(request.stop_below, 0) + "/s)";
   for (const auto& p : report.loss_curve) trial.losses.push_back(p.value);

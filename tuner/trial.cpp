@@ -2,12 +2,24 @@
 
 #include <cmath>
 
+#include "reports/statistics.h"
 #include "tuner/search_space.h"
 
 namespace dyno {
 
 std::string trial_key(const nlohmann::json& point, int64_t budget_level) {
   return point_key(point) + "@" + std::to_string(budget_level);
+}
+
+void set_throughput_from_windows(Trial& trial) {
+  if (trial.windows.empty()) {
+    trial.samples_per_second = trial.ci_low = trial.ci_high = 0;
+    return;
+  }
+  trial.samples_per_second = median(trial.windows);
+  const Interval ci = median_confidence_interval(trial.windows);
+  trial.ci_low = ci.low;
+  trial.ci_high = ci.high;
 }
 
 nlohmann::json to_json(const Trial& t) {

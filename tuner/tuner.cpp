@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "reports/atomic_file.h"
-#include "reports/statistics.h"
 #include "reports/user_error.h"
 #include "tuner/strategy.h"
 
@@ -99,10 +98,7 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
   if (trial.ok() && lower_id > 0 && !trial.windows.empty()) {
     trial.windows.insert(trial.windows.begin(), lower_windows.begin(), lower_windows.end());
     trial.pooled_with = lower_id;
-    trial.samples_per_second = median(trial.windows);
-    const Interval ci = median_confidence_interval(trial.windows);
-    trial.ci_low = ci.low;
-    trial.ci_high = ci.high;
+    set_throughput_from_windows(trial);
   }
   trial.objective = trial.samples_per_second;
   if (!throughput) trial.objective = seeds_objective(trial);

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include "reports/atomic_file.h"
-#include "reports/statistics.h"
 #include "synthetic_executor.h"
 
 namespace dyno {
@@ -146,11 +145,7 @@ class RequestRecorder : public testing::SyntheticExecutor {
     requests.push_back(request);
     for (int64_t u = 0; u < request.units; ++u)
       for (int i = 0; i < 8; ++i) t.windows.push_back(t.samples_per_second * (0.996 + 0.001 * i) * (1 + 1e-4 * static_cast<double>(requests.size())));
-    // As the process executor does: the median of the windows and its interval.
-    t.samples_per_second = median(t.windows);
-    const Interval ci = median_confidence_interval(t.windows);
-    t.ci_low = ci.low;
-    t.ci_high = ci.high;
+    set_throughput_from_windows(t);  // as the process executor does
     return t;
   }
   std::vector<TrialRequest> requests;
