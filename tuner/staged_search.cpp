@@ -21,6 +21,7 @@ class Climber {
     // A race against the best: a candidate that is clearly slower stops as soon as that is known.
     Trial trial = tuner_.measure(point, stage, 1, &best_);
     if (trial.ok() && trial.ci_high < (1 - kDecisiveLoss) * best_.ci_low) lost_.insert({knob, value.dump()});
+    if (trial.ok() && best_.ok() && best_.ci_high < (1 - kDecisiveLoss) * trial.ci_low) lost_.insert({knob, current_[knob].dump()});
     if (tuner_.better(trial, best_)) {
       current_ = point;
       best_ = trial;
@@ -28,8 +29,9 @@ class Climber {
     return trial;
   }
 
-  // `knob` = value lost to the best by more than kDecisiveLoss (far beyond this machine's
-  // trial-to-trial noise, e.g. one thread instead of two): refinement does not try it again.
+  // `knob` = value lost by more than kDecisiveLoss to another value of the knob, as candidate or
+  // as incumbent (far beyond trial-to-trial noise, e.g. one thread instead of two): refinement
+  // does not try it again.
   bool lost_decisively(const std::string& knob, const nlohmann::json& value) const { return lost_.count({knob, value.dump()}) > 0; }
 
   const nlohmann::json& current() const { return current_; }
