@@ -419,10 +419,11 @@ RunReport Engine::run(const RunConfig& input) {
             // Noise-driven stop for measurement runs: enough windows for a 95% interval (6) and tight enough.
             bool stable = config.measure_rel_ci > 0 && report.throughput_windows.size() >= 6 &&
                           relative_ci_half_width(report.throughput_windows) < config.measure_rel_ci;
-            // A lost race: the tuner's incumbent is faster than this run's whole interval (windows are per rank).
+            // A lost race: the tuner's incumbent is faster than this run's whole interval (the
+            // bar is for the job; windows are per rank).
+            const double ranks = distributed ? static_cast<double>(distributed->world_size()) : 1.0;
             bool outpaced = config.measure_stop_below > 0 && report.throughput_windows.size() >= 6 &&
-                            median_confidence_interval(report.throughput_windows).high * static_cast<double>(distributed ? distributed->world_size() : 1) <
-                                config.measure_stop_below;
+                            median_confidence_interval(report.throughput_windows).high * ranks < config.measure_stop_below;
             if (distributed) {
               stable = distributed->any(stable);
               outpaced = distributed->any(outpaced);

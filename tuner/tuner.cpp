@@ -79,14 +79,9 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
   // A throughput measurement at level L continues the point's highest measured lower level: it
   // runs the missing units only, in a new process (another moment of a noisy machine), and the
   // windows are pooled. (Time-to-target levels are seeds; seeds_objective pools those.)
-  std::vector<double> lower_windows;
-  int64_t lower_id = 0;
-  TrialRequest request{budget_level, budget_level, 0.0};
-  if (const Trial* lower = throughput ? highest_lower_level(point, budget_level) : nullptr) {
-    lower_windows = lower->windows;
-    lower_id = lower->id;
-    request.units = budget_level - lower->budget_level;
-  }
+  // (trials_ does not change until the guard below, so `lower` stays valid across execute().)
+  const Trial* lower = throughput ? highest_lower_level(point, budget_level) : nullptr;
+  TrialRequest request{budget_level, budget_level - (lower ? lower->budget_level : 0), 0.0};
   if (throughput && race && race->ok()) request.stop_below = race->ci_low;
   // While this trial waits for its guard reference, the reference takes the next id (and folder).
   const int64_t id = static_cast<int64_t>(trials_.size()) + 1 + awaiting_reference_;
@@ -95,9 +90,9 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
   trial.id = id;
   trial.key = key;
   trial.stage = stage;
-  if (trial.ok() && lower_id > 0 && !trial.windows.empty()) {
-    trial.windows.insert(trial.windows.begin(), lower_windows.begin(), lower_windows.end());
-    trial.pooled_with = lower_id;
+  if (trial.ok() && lower && !trial.windows.empty()) {
+    trial.windows.insert(trial.windows.begin(), lower->windows.begin(), lower->windows.end());
+    trial.pooled_with = lower->id;
     set_throughput_from_windows(trial);
   }
   trial.objective = trial.samples_per_second;
