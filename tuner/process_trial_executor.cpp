@@ -43,6 +43,10 @@ RunConfig ProcessTrialExecutor::trial_config(const nlohmann::json& point, const 
     c.time_limit_s = options_.time_cap_s * static_cast<double>(request.units);
     c.measure_rel_ci = options_.measure_rel_ci;
     c.measure_stop_below = request.stop_below;
+    // (The LR schedule spans the configured epochs, so stopping early keeps the trajectory.)
+    // (At least one throughput window past the warm-up, or the run would not count as measured.)
+    if (request.loss_windows > 0)
+      c.max_steps = std::min(c.max_steps, std::max(request.loss_windows * c.log_every_steps, c.warmup_steps + c.log_every_steps));
   }
   c.save_state.clear();
   c.resume_state.clear();

@@ -15,10 +15,13 @@ namespace dyno {
 // units: how many level-1 measurements this process runs; fewer than the level when the tuner
 // pools the result with a lower level of the same point. stop_below: a race against the best so
 // far: the run may stop as soon as its throughput's whole 95% interval is below this (0 = none).
+// loss_windows: only the first this many windows of the loss trajectory are needed (a guard
+// reference, compared over the windows its candidate has): the run stops after them (0 = no limit).
 struct TrialRequest {
   int64_t budget_level = 1;
   int64_t units = 1;
   double stop_below = 0;
+  int64_t loss_windows = 0;
 };
 
 class TrialExecutor {

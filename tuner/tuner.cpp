@@ -72,6 +72,11 @@ int64_t Tuner::complexity(const nlohmann::json& point) const {
 }
 
 const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level, const Trial* race) {
+  return measure_losses_up_to(point, stage, budget_level, race, 0);
+}
+
+const Trial& Tuner::measure_losses_up_to(const nlohmann::json& point, const std::string& stage, int64_t budget_level,
+                                         const Trial* race, int64_t loss_windows) {
   const std::string key = trial_key(point, budget_level);
   if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
   if (!budget_left()) throw BudgetExhausted{};
@@ -81,7 +86,7 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
   // windows are pooled. (Time-to-target levels are seeds; seeds_objective pools those.)
   // (trials_ does not change until the guard below, so `lower` stays valid across execute().)
   const Trial* lower = throughput ? highest_lower_level(point, budget_level) : nullptr;
-  TrialRequest request{budget_level, budget_level - (lower ? lower->budget_level : 0), 0.0};
+  TrialRequest request{budget_level, budget_level - (lower ? lower->budget_level : 0), 0.0, loss_windows};
   if (throughput && race && race->ok()) request.stop_below = race->ci_low;
   // While this trial waits for its guard reference, the reference takes the next id (and folder).
   const int64_t id = static_cast<int64_t>(trials_.size()) + 1 + awaiting_reference_;
@@ -100,7 +105,7 @@ const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stag
   if (!throughput || (trial.ci_low == 0 && trial.ci_high == 0)) trial.ci_low = trial.ci_high = trial.objective;
 
   if (trial.ok()) {
-    const auto reference = trial.losses.empty() ? std::nullopt : reference_losses(point, budget_level);
+    const auto reference = trial.losses.empty() ? std::nullopt : reference_losses(point, budget_level, trial.losses.size());
     if (auto reason = options_.guard.check(trial.losses, reference ? &*reference : nullptr)) {
       trial.outcome = "rejected";
       trial.reason = *reason;
@@ -125,12 +130,14 @@ const Trial* Tuner::find(const nlohmann::json& point, int64_t budget_level) cons
   return it == by_key_.end() ? nullptr : &trials_[it->second];
 }
 
-// The fp32 loss trajectory `point` (just measured) is compared with, or nullopt when there is none
-// to compare with: the point is fp32 already, it passed the guard at a lower budget level (its
-// reference would have to be measured again, as a long trial), or no budget is left. A measured
-// trial on the same trajectory serves; otherwise the reference is measured now and journaled
-// before the candidate, so a resume finds it.
-std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json& point, int64_t budget_level) {
+// The fp32 loss trajectory `point` (just measured, `windows` loss windows) is compared with, or
+// nullopt when there is none to compare with: the point is fp32 already, it passed the guard at a
+// lower budget level (its reference would have to be measured again, as a long trial), or no
+// budget is left. A measured trial on the same trajectory serves; otherwise the reference is
+// measured now, only as far as the candidate's windows (the guard compares over the windows both
+// have; fp32 runs slower, often up to the time cap), and journaled before the candidate, so a
+// resume finds it.
+std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows) {
   const auto reference = ConvergenceGuard::reference_point(point);
   if (!reference) return std::nullopt;
   for (int64_t level = 1; level < budget_level; ++level)
@@ -144,7 +151,7 @@ std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json&
     ~Awaiting() { --count; }
   } awaiting(awaiting_reference_);
   try {
-    const Trial& ref = measure(*reference, "guard-reference", budget_level);
+    const Trial& ref = measure_losses_up_to(*reference, "guard-reference", budget_level, nullptr, static_cast<int64_t>(windows));
     if (ref.ok()) return ref.losses;
   } catch (const BudgetExhausted&) {
     // No budget for the reference: the candidate is judged on its own trajectory.

@@ -77,9 +77,12 @@ class Tuner {
   bool resumed_from_journal() const { return resumed_; }
 
  private:
+  // measure(), asking for only the first `loss_windows` windows of the loss trajectory (0 = all).
+  const Trial& measure_losses_up_to(const nlohmann::json& point, const std::string& stage, int64_t budget_level, const Trial* race,
+                                    int64_t loss_windows);
   const Trial* find(const nlohmann::json& point, int64_t budget_level) const;
   const Trial* highest_lower_level(const nlohmann::json& point, int64_t budget_level) const;
-  std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level);
+  std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows);
   double seeds_objective(const Trial& trial) const;
   void append_to_journal(const Trial& trial);
   void load_journal();

@@ -87,6 +87,12 @@ TEST(ProcessTrialExecutor, ThroughputTrialsGetEnoughWindows) {
   EXPECT_EQ(four.max_steps, four.warmup_steps + 160);
   // Level 4 continuing a measured level 1: three units.
   EXPECT_EQ(executor.trial_config(nlohmann::json::object(), {4, 3, 0}).max_steps, four.warmup_steps + 120);
+  // A guard reference needs only its candidate's loss windows (7 windows of 2 steps), but at least
+  // one throughput window past the warm-up; the learning-rate schedule is the same (epochs).
+  const RunConfig reference = executor.trial_config(nlohmann::json::object(), {1, 1, 0, 7});
+  EXPECT_EQ(reference.max_steps, 14);
+  EXPECT_EQ(reference.epochs, executor.trial_config(nlohmann::json::object(), {}).epochs);
+  EXPECT_EQ(executor.trial_config(nlohmann::json::object(), {1, 1, 0, 1}).max_steps, reference.warmup_steps + 2);
   options.measure_steps = 8;
   EXPECT_EQ(ProcessTrialExecutor(options).trial_config(nlohmann::json::object(), {}).log_every_steps, 1);
   options.measure_steps = 400;

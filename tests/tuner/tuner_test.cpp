@@ -101,9 +101,11 @@ class TrajectoryExecutor : public testing::SyntheticExecutor {
     t.losses = {2.3, 1.0, 0.6, 0.5};
     t.report_path = name;  // the folder the trial ran in
     names.push_back(name);
+    requests.push_back(request);
     return t;
   }
   std::vector<std::string> names;
+  std::vector<TrialRequest> requests;
 };
 
 TEST(Tuner, GuardReusesAMeasuredFp32TrialOnTheSameTrajectory) {
@@ -123,6 +125,10 @@ TEST(Tuner, GuardReusesAMeasuredFp32TrialOnTheSameTrajectory) {
   EXPECT_EQ(tuner.trials()[2].report_path, "trial-4");
   EXPECT_EQ(tuner.trials()[3].id, 3);
   EXPECT_EQ(tuner.trials()[3].report_path, "trial-3");
+  // The guard compares over the windows both trajectories have: the reference runs only as far as
+  // its candidate's four windows; the candidates run their whole measurement.
+  EXPECT_EQ(executor.requests[3].loss_windows, 4);
+  EXPECT_EQ(executor.requests[2].loss_windows, 0);
 }
 
 TEST(Tuner, GuardComparesAPointWithItsReferenceOnceNotAtEveryBudgetLevel) {
