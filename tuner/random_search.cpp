@@ -1,5 +1,6 @@
 #include "tuner/random_search.h"
 
+#include <algorithm>
 #include <random>
 
 #include "tuner/tuner.h"
@@ -11,6 +12,10 @@ void RandomSearch::run(Tuner& tuner) {
   std::mt19937_64 rng(tuner.options().seed * 2654435761ULL + 1);
   for (size_t i = points.size(); i > 1; --i) std::swap(points[i - 1], points[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
   for (const auto& point : points) tuner.measure(point, "random");
+}
+
+int64_t RandomSearch::expected_trials(const SearchSpace& space, int64_t max_trials) const {
+  return max_trials > 0 ? std::min(max_trials, space.grid_size()) : space.grid_size();
 }
 
 }  // namespace dyno

@@ -10,6 +10,7 @@ namespace dyno {
 class RandomSearch : public Strategy {
  public:
   void run(Tuner& tuner) override;
+  int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
 };
 
 }  // namespace dyno

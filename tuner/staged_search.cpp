@@ -105,6 +105,43 @@ void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const 
   }
 }
 
+void StagedSearch::refine(Climber& climber, const SearchSpace& space, const std::string& stage) const {
+  auto try_again = [&](const std::string& knob, const nlohmann::json& value) {
+    if (!climber.lost_decisively(knob, value)) climber.try_value(knob, value, stage);
+  };
+  for (int round = 0; round < 3; ++round) {
+    const nlohmann::json before = climber.current();
+    for (const auto& axis : space.axes()) {
+      if (is_ordered(axis)) {
+        auto it = std::find(axis.values.begin(), axis.values.end(), climber.current()[axis.knob]);
+        if (it == axis.values.end()) continue;
+        const auto index = static_cast<size_t>(it - axis.values.begin());
+        const nlohmann::json here = climber.current()[axis.knob];
+        if (index + 1 < axis.values.size()) try_again(axis.knob, axis.values[index + 1]);
+        if (index > 0 && climber.current()[axis.knob] == here) try_again(axis.knob, axis.values[index - 1]);
+      } else {
+        for (const auto& v : axis.values) try_again(axis.knob, v);
+      }
+    }
+    if (climber.current() == before) break;
+  }
+}
+
+int64_t StagedSearch::expected_trials(const SearchSpace& space, int64_t max_trials) const {
+  int64_t once = 1, neighbours = 0;  // the start point; then each other value once
+  for (const auto& axis : space.axes()) {
+    const auto n = static_cast<int64_t>(axis.values.size());
+    if (axis.knob == "batch_size") {
+      once += std::min<int64_t>(n - 1, 4);
+    } else {
+      once += n - 1;
+      neighbours += is_ordered(axis) ? std::min<int64_t>(n - 1, 2) : n - 1;
+    }
+  }
+  const int64_t total = once + neighbours + 1 + 3;
+  return max_trials > 0 ? std::min(max_trials, total) : total;
+}
+
 void StagedSearch::run(Tuner& tuner) {
   Climber climber(tuner);
   const SearchSpace& space = tuner.space();
@@ -133,28 +170,14 @@ void StagedSearch::run(Tuner& tuner) {
 
   // 4. Local refinement around the best, while it improves (knobs interact: e.g. bf16 or
   // checkpointing can move the best batch size).
-  auto refine = [&](const std::string& knob, const nlohmann::json& value) {
-    if (!climber.lost_decisively(knob, value)) climber.try_value(knob, value, "refine");
-  };
-  for (int round = 0; round < 3; ++round) {
-    const std::string before = climber.current().dump();
-    for (const auto& axis : space.axes()) {
-      if (is_ordered(axis)) {
-        auto it = std::find(axis.values.begin(), axis.values.end(), climber.current()[axis.knob]);
-        if (it == axis.values.end()) continue;
-        const auto index = static_cast<size_t>(it - axis.values.begin());
-        const nlohmann::json here = climber.current()[axis.knob];
-        if (index + 1 < axis.values.size()) refine(axis.knob, axis.values[index + 1]);
-        if (index > 0 && climber.current()[axis.knob] == here) refine(axis.knob, axis.values[index - 1]);
-      } else {
-        for (const auto& v : axis.values) refine(axis.knob, v);
-      }
-    }
-    if (climber.current().dump() == before) break;
-  }
+  refine(climber, space, "refine");
   // 5. The other knobs can move the best batch (bf16 makes larger batches pay off, checkpointing
-  // makes them fit): grow it once more from where the search ended.
+  // makes them fit): grow it once more from where the search ended; when it moved, the other
+  // knobs are refined once more at the new batch (a loader thread that paid at one batch can cost
+  // at a larger one, and a value adopted on a lucky trial gets a second look).
+  const nlohmann::json before_regrow = climber.current();
   grow_batch(climber, space, "batch-regrow");
+  if (climber.current() != before_regrow) refine(climber, space, "refine-regrown");
 
   // 6. Confirmation: the three fastest distinct points, measured once more and pooled (Tuner::confirm_best).
   tuner.confirm_best(3);

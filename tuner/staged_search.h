@@ -10,7 +10,8 @@
 //   4. local refinement: the neighbours of the best value on each ordered axis, and the other
 //      values of the rest, repeated while it improves; a value that already lost by more than
 //      25% (one thread instead of two) is not tried again;
-//   5. the batch growth once more from the final point (other knobs move the best batch);
+//   5. the batch growth once more from the final point (other knobs move the best batch) and,
+//      when it moved, the refinement once more at the new batch;
 //   6. confirmation: the three fastest distinct points are measured once more (budget level 2: a
 //      second process, pooled with the first) and the winner is chosen among those (a lucky short
 //      trial does not win).
@@ -20,6 +21,7 @@
 // broken toward the simpler / cheaper configuration).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "tuner/strategy.h"
@@ -33,9 +35,14 @@ class StagedSearch : public Strategy {
  public:
   explicit StagedSearch(double oom_margin = 0.1) : oom_margin_(oom_margin) {}
   void run(Tuner& tuner) override;
+  // An estimate (the search adapts): every value of the process, pipeline and other axes once,
+  // up to four batch sizes (growth, bisection, regrowth), one refinement round's neighbours, a
+  // guard reference, and the three confirmations.
+  int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
 
  private:
   void grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage) const;
+  void refine(Climber& climber, const SearchSpace& space, const std::string& stage) const;
   double oom_margin_;
 };
 

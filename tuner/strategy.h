@@ -3,18 +3,23 @@
 // points in the same order and the journal answers the ones already measured.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace dyno {
 
+class SearchSpace;
 class Tuner;
 
 class Strategy {
  public:
   virtual ~Strategy() = default;
   virtual void run(Tuner& tuner) = 0;
+  // How many trials the strategy runs on `space` with at most `max_trials` (0 = no limit): exact
+  // where the strategy's plan is fixed, an estimate where it adapts. For the progress line's ETA.
+  virtual int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const = 0;
 };
 
 // grid | random | staged | halving; throws UserError naming the valid ones.

@@ -7,15 +7,25 @@
 
 namespace dyno {
 
+// The first rung holds as many candidates as two thirds of the trial budget allow (all, without one).
+size_t SuccessiveHalving::first_rung(int64_t grid_size, int64_t max_trials) const {
+  if (max_trials <= 0) return static_cast<size_t>(grid_size);
+  return static_cast<size_t>(std::min(grid_size, std::max<int64_t>(reduction_, max_trials * 2 / 3)));
+}
+
+int64_t SuccessiveHalving::expected_trials(const SearchSpace& space, int64_t max_trials) const {
+  int64_t total = 0;
+  size_t rung = first_rung(space.grid_size(), max_trials);
+  for (; rung > 1; rung = std::max<size_t>(1, rung / static_cast<size_t>(reduction_))) total += static_cast<int64_t>(rung);
+  total += rung == 1;  // the final measurement
+  return max_trials > 0 ? std::min(max_trials, total) : total;
+}
+
 void SuccessiveHalving::run(Tuner& tuner) {
   auto points = tuner.space().grid();
   std::mt19937_64 rng(tuner.options().seed * 2654435761ULL + 7);
   for (size_t i = points.size(); i > 1; --i) std::swap(points[i - 1], points[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
-  // The first rung holds as many candidates as a third of the trial budget allows (all, without one).
-  size_t first_rung = points.size();
-  if (tuner.options().max_trials > 0)
-    first_rung = std::min(first_rung, static_cast<size_t>(std::max<int64_t>(reduction_, tuner.options().max_trials * 2 / 3)));
-  points.resize(first_rung);
+  points.resize(first_rung(static_cast<int64_t>(points.size()), tuner.options().max_trials));
   int64_t level = 1;
   while (points.size() > 1) {
     for (const auto& p : points) tuner.measure(p, "halving-rung" + std::to_string(level), level);

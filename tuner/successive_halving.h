@@ -2,6 +2,7 @@
 // longer, and so on until one remains (Jamieson & Talwalkar; the "rungs" of Hyperband).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "tuner/strategy.h"
@@ -12,8 +13,10 @@ class SuccessiveHalving : public Strategy {
  public:
   explicit SuccessiveHalving(int64_t reduction = 3) : reduction_(reduction) {}
   void run(Tuner& tuner) override;
+  int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
 
  private:
+  size_t first_rung(int64_t grid_size, int64_t max_trials) const;
   int64_t reduction_;
 };
 

@@ -211,9 +211,14 @@ class TuneRun {
     std::string eta = "?";
     const int64_t done = tuner.executed_trials();
     const double per_trial = done > 0 ? tuner.spent_s() / static_cast<double>(done) : 0;
-    if (o.max_trials > 0) eta = format_duration(per_trial * static_cast<double>(o.max_trials - done));
-    else if (o.budget_s > 0) eta = format_duration(o.budget_s - tuner.spent_s());
-    else if (o.strategy == "grid" || o.strategy == "random") eta = format_duration(per_trial * static_cast<double>(tuner.space().grid_size() - done));
+    // From the mean trial time and the trials the strategy expects (staged: an estimate; "?" once
+    // it ran past it), or from the time budget.
+    if (o.budget_s > 0 && o.max_trials <= 0) {
+      eta = format_duration(std::max(0.0, o.budget_s - tuner.spent_s()));
+    } else if (done > 0) {
+      const int64_t expected = make_strategy(o.strategy)->expected_trials(tuner.space(), o.max_trials);
+      if (expected > done) eta = "~" + format_duration(per_trial * static_cast<double>(expected - done));
+    }
     char figure[64];
     if (o.objective == "time-to-target")
       std::snprintf(figure, sizeof figure, "%s to target | best %s", t.time_to_target_s ? format_duration(*t.time_to_target_s).c_str() : "-",
