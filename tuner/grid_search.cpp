@@ -1,7 +1,5 @@
 #include "tuner/grid_search.h"
 
-#include <algorithm>
-
 #include "tuner/tuner.h"
 
 namespace dyno {
@@ -11,7 +9,7 @@ void GridSearch::run(Tuner& tuner) {
 }
 
 int64_t GridSearch::expected_trials(const SearchSpace& space, int64_t max_trials) const {
-  return max_trials > 0 ? std::min(max_trials, space.grid_size()) : space.grid_size();
+  return within_trial_limit(space.grid_size(), max_trials);
 }
 
 }  // namespace dyno

@@ -1,6 +1,5 @@
 #include "tuner/random_search.h"
 
-#include <algorithm>
 #include <random>
 
 #include "tuner/tuner.h"
@@ -15,7 +14,7 @@ void RandomSearch::run(Tuner& tuner) {
 }
 
 int64_t RandomSearch::expected_trials(const SearchSpace& space, int64_t max_trials) const {
-  return max_trials > 0 ? std::min(max_trials, space.grid_size()) : space.grid_size();
+  return within_trial_limit(space.grid_size(), max_trials);
 }
 
 }  // namespace dyno

@@ -139,7 +139,7 @@ int64_t StagedSearch::expected_trials(const SearchSpace& space, int64_t max_tria
     }
   }
   const int64_t total = once + neighbours + 1 + 3;
-  return max_trials > 0 ? std::min(max_trials, total) : total;
+  return within_trial_limit(total, max_trials);
 }
 
 void StagedSearch::run(Tuner& tuner) {

@@ -22,6 +22,9 @@ class Strategy {
   virtual int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const = 0;
 };
 
+// `planned` trials, or `max_trials` when that is lower (0 = no limit).
+inline int64_t within_trial_limit(int64_t planned, int64_t max_trials) { return max_trials > 0 && max_trials < planned ? max_trials : planned; }
+
 // grid | random | staged | halving; throws UserError naming the valid ones.
 std::unique_ptr<Strategy> make_strategy(const std::string& name);
 const std::vector<std::string>& strategy_names();

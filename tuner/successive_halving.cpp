@@ -18,7 +18,7 @@ int64_t SuccessiveHalving::expected_trials(const SearchSpace& space, int64_t max
   size_t rung = first_rung(space.grid_size(), max_trials);
   for (; rung > 1; rung = std::max<size_t>(1, rung / static_cast<size_t>(reduction_))) total += static_cast<int64_t>(rung);
   total += rung == 1;  // the final measurement
-  return max_trials > 0 ? std::min(max_trials, total) : total;
+  return within_trial_limit(total, max_trials);
 }
 
 void SuccessiveHalving::run(Tuner& tuner) {
