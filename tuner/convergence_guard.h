@@ -5,6 +5,8 @@
 // over the windows both trajectories have (trials stop at different steps).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +18,10 @@ namespace dyno {
 struct ConvergenceGuard {
   double relative_tolerance = 0.15;  // candidate final loss <= reference * (1 + rel) + abs
   double absolute_tolerance = 0.05;
+  // A reference that has to be measured runs over the first half of its candidate's windows (at
+  // least min_reference_windows of them): the guard compares trajectories over their first steps,
+  // and fp32 is the slow run (at a large batch it ran to the trial's time cap).
+  size_t min_reference_windows = 8;
 
   // The fp32 reference point for `point`, or nullopt when `point` already is fp32.
   static std::optional<nlohmann::json> reference_point(const nlohmann::json& point);
@@ -24,6 +30,10 @@ struct ConvergenceGuard {
   // checkpointing, cuDNN autotuning, DDP bucketing). A measured trial of such a point can serve
   // as the reference, instead of measuring the reference point itself.
   static bool same_trajectory(const nlohmann::json& a, const nlohmann::json& b);
+  // How many loss windows a reference measured for a candidate of `candidate_windows` needs.
+  size_t reference_windows(size_t candidate_windows) const {
+    return std::min(candidate_windows, std::max(min_reference_windows, (candidate_windows + 1) / 2));
+  }
   // nullopt when the candidate passes; otherwise the reason it is rejected.
   std::optional<std::string> check(const std::vector<double>& candidate_losses, const std::vector<double>* reference_losses) const;
 };

@@ -134,9 +134,8 @@ const Trial* Tuner::find(const nlohmann::json& point, int64_t budget_level) cons
 // nullopt when there is none to compare with: the point is fp32 already, it passed the guard at a
 // lower budget level (its reference would have to be measured again, as a long trial), or no
 // budget is left. A measured trial on the same trajectory serves; otherwise the reference is
-// measured now, only as far as the candidate's windows (the guard compares over the windows both
-// have; fp32 runs slower, often up to the time cap), and journaled before the candidate, so a
-// resume finds it.
+// measured now, over the first windows only (ConvergenceGuard::reference_windows), and journaled
+// before the candidate, so a resume finds it.
 std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows) {
   const auto reference = ConvergenceGuard::reference_point(point);
   if (!reference) return std::nullopt;
@@ -151,7 +150,8 @@ std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json&
     ~Awaiting() { --count; }
   } awaiting(awaiting_reference_);
   try {
-    const Trial& ref = measure_losses_up_to(*reference, "guard-reference", budget_level, nullptr, static_cast<int64_t>(windows));
+    const auto needed = static_cast<int64_t>(options_.guard.reference_windows(windows));
+    const Trial& ref = measure_losses_up_to(*reference, "guard-reference", budget_level, nullptr, needed);
     if (ref.ok()) return ref.losses;
   } catch (const BudgetExhausted&) {
     // No budget for the reference: the candidate is judged on its own trajectory.

@@ -68,5 +68,15 @@ TEST(ConvergenceGuard, SameTrajectoryIgnoresKnobsThatDoNotChangeTheArithmetic) {
   EXPECT_FALSE(ConvergenceGuard::same_trajectory(a, b));
 }
 
+// A measured reference covers the first half of its candidate's windows, at least eight of them
+// (or all the candidate has).
+TEST(ConvergenceGuard, AReferenceCoversTheFirstHalfOfItsCandidatesWindows) {
+  ConvergenceGuard guard;
+  EXPECT_EQ(guard.reference_windows(22), 11u);
+  EXPECT_EQ(guard.reference_windows(23), 12u);
+  EXPECT_EQ(guard.reference_windows(12), 8u);
+  EXPECT_EQ(guard.reference_windows(5), 5u);
+}
+
 }  // namespace
 }  // namespace dyno

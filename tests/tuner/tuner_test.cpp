@@ -125,8 +125,8 @@ TEST(Tuner, GuardReusesAMeasuredFp32TrialOnTheSameTrajectory) {
   EXPECT_EQ(tuner.trials()[2].report_path, "trial-4");
   EXPECT_EQ(tuner.trials()[3].id, 3);
   EXPECT_EQ(tuner.trials()[3].report_path, "trial-3");
-  // The guard compares over the windows both trajectories have: the reference runs only as far as
-  // its candidate's four windows; the candidates run their whole measurement.
+  // The guard compares over the windows both trajectories have: the reference runs over the first
+  // of its candidate's windows only (here all four); the candidates run their whole measurement.
   EXPECT_EQ(executor.requests[3].loss_windows, 4);
   EXPECT_EQ(executor.requests[2].loss_windows, 0);
 }
