@@ -68,7 +68,8 @@ void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const 
   int64_t memory_wall = 0;
   int misses = 0;
   // Growth x2 with a patience of one: a tie (overlapping intervals) is not yet the plateau, two
-  // sizes in a row without a significant gain are.
+  // sizes in a row without a significant gain are, and so is one clear decline (the whole
+  // interval below the best's: past the plateau, larger batches only cost more time).
   for (;;) {
     auto next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s >= 2 * probe; });
     if (next == sizes.end()) next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s > probe; });
@@ -86,6 +87,7 @@ void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const 
       break;
     }
     probe = *next;
+    if (t.ok() && t.ci_high < climber.best().ci_low) break;
     if (++misses >= 2) break;
   }
   // Bisection between the best size and the first one past it.

@@ -2,9 +2,10 @@
 // training loop instead of treating them as anonymous dimensions:
 //   0. process-wide settings (threads, host_allocator): they change the cost of every later trial;
 //   1. data pipeline (num_workers, prefetch, pin_memory), at the start batch;
-//   2. batch size grown geometrically (x2) until throughput stops improving significantly (the
-//      plateau) or a trial fails on memory, then refined by bisection between the best batch and
-//      the first one past it; after an OOM, batches within `oom_margin` of it are not tried;
+//   2. batch size grown geometrically (x2) until throughput stops improving significantly (two
+//      ties in a row: the plateau), falls clearly, or a trial fails on memory, then refined by
+//      bisection between the best batch and the first one past it; after an OOM, batches within
+//      `oom_margin` of it are not tried;
 //   3. every other axis (amp, set_to_none, channels_last, checkpointing, ...), one value
 //      at a time from the best so far (coordinate descent);
 //   4. local refinement: the neighbours of the best value on each ordered axis, and the other
