@@ -331,8 +331,10 @@ int run_tune(const TuneArgs& args) {
       try {
         refine_learning_rate(*phase.tuner, tuned_base, workload);
         // The seed can move the target by a whole evaluation: the three fastest points are
-        // trained again with the next seed and the winner is chosen on both seeds together.
-        phase.tuner->confirm_best(3);
+        // trained again with the next seeds (as many seeds in all as --verify-seeds, at least
+        // two) and the winner is chosen on all of them together: a horizon that reaches the
+        // target on two seeds out of three is not chosen to be verified on three.
+        phase.tuner->confirm_best(3, std::max(2, args.verify_seeds));
       } catch (const BudgetExhausted&) {
         // What was measured stands.
       }

@@ -220,7 +220,7 @@ const Trial* Tuner::best_where(const std::function<bool(const Trial&)>& admit) c
   return winner;
 }
 
-void Tuner::confirm_best(size_t count) {
+void Tuner::confirm_best(size_t count, int64_t level) {
   std::vector<const Trial*> ranked;
   for (const auto& t : trials_)
     if (t.candidate() && t.budget_level == 1) ranked.push_back(&t);
@@ -230,7 +230,9 @@ void Tuner::confirm_best(size_t count) {
     if (finalists.size() == count) break;
     if (std::find(finalists.begin(), finalists.end(), t->point) == finalists.end()) finalists.push_back(t->point);
   }
-  for (const auto& point : finalists) measure(point, "confirm", 2);
+  for (const auto& point : finalists)
+    for (int64_t l = 2; l <= level; ++l)
+      if (!measure(point, "confirm", l).candidate()) break;
 }
 
 std::vector<const Trial*> Tuner::pareto_front() const {

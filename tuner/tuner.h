@@ -60,10 +60,12 @@ class Tuner {
   // The preferred candidate among those `admit` accepts, or nullptr.
   const Trial* best_where(const std::function<bool(const Trial&)>& admit) const;
   // Confirmation: the `count` fastest distinct points of budget level 1 are measured again at
-  // level 2 (stage "confirm"), so that best() chooses among those measurements only: the fastest
-  // of many short, noisy trials is biased upward. Level 2 is a second process pooled with the
-  // first (throughput) or the next seed, with an objective over both seeds (time to target).
-  void confirm_best(size_t count);
+  // levels 2 to `level` (stage "confirm"; a point that fails at one level is not measured at the
+  // next), so that best() chooses among the top level's measurements only: the fastest of many
+  // short, noisy trials is biased upward. Level 2 is a second process pooled with the first
+  // (throughput) or the next seed, with an objective over both seeds (time to target; level 3:
+  // three seeds, and so on).
+  void confirm_best(size_t count, int64_t level = 2);
   std::vector<const Trial*> pareto_front() const;  // throughput up, peak memory down
 
   const SearchSpace& space() const { return space_; }

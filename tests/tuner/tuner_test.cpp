@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -202,6 +203,43 @@ TEST(Tuner, ARaceStopsBelowTheIncumbentsIntervalForThroughputOnly) {
   EXPECT_EQ(executor.requests.back().stop_below, 0);  // time-to-target trials are not raced
   ttt.measure(start(), "seed", 2);
   EXPECT_EQ(executor.requests.back().units, 2);  // seeds are not pooled units
+}
+
+// Time to target, confirmed on three seeds: each finalist runs seeds 2 and 3 (levels 2, 3), one
+// that misses the target on seed 2 is not run on seed 3, and the winner is chosen on all three.
+class SeedExecutor : public testing::SyntheticExecutor {
+ public:
+  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) override {
+    Trial t = SyntheticExecutor::execute(point, request, name);
+    levels.emplace_back(point.value("threads", int64_t{1}), request.budget_level);
+    // Two threads is the fastest, but misses the target on the second seed.
+    if (point.value("threads", int64_t{1}) == 2 && request.budget_level == 2) {
+      t.outcome = "rejected";
+      t.reason = "did not reach the target";
+      return t;
+    }
+    t.time_to_target_s = 1000.0 / t.samples_per_second;
+    return t;
+  }
+  std::vector<std::pair<int64_t, int64_t>> levels;  // (threads, level) of each execution
+};
+
+TEST(Tuner, ConfirmationOnMoreSeedsDropsAFinalistThatMissesOne) {
+  SeedExecutor executor;
+  TunerOptions to_target;
+  to_target.objective = "time-to-target";
+  Tuner tuner(testing::synthetic_space(), start(), executor, to_target);
+  for (int64_t threads : {1, 2, 4}) {
+    nlohmann::json p = start();
+    p["threads"] = threads;
+    tuner.measure(p, "grid");
+  }
+  tuner.confirm_best(3, 3);
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{1, 1}, {2, 1}, {4, 1}, {2, 2}, {4, 2}, {4, 3}, {1, 2}, {1, 3}};
+  EXPECT_EQ(executor.levels, expected);
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->budget_level, 3);
+  EXPECT_EQ(tuner.best()->point["threads"], 4);  // faster than one thread on all three seeds
 }
 
 // Staged races every candidate against its best so far: on the synthetic objective the losers
