@@ -6,6 +6,8 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 #include "reports/run_config.h"
 #include "reports/user_error.h"
 
@@ -28,6 +30,9 @@ class CpuBackend : public DeviceBackend {
   int64_t peak_memory_bytes() override { return resident_set_peak_bytes(); }
   std::string peak_memory_kind() const override { return "resident_set"; }
   std::string device_name() override { return read_cpu_model(); }
+  int64_t memory_capacity_bytes() override {
+    return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+  }
   void apply_flags(const RunConfig& config) override {
     at::globalContext().setDeterministicAlgorithms(config.deterministic, /*warn_only=*/false);
   }

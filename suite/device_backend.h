@@ -22,6 +22,8 @@ class DeviceBackend {
   virtual int64_t peak_memory_bytes() = 0;
   virtual std::string peak_memory_kind() const = 0;
   virtual std::string device_name() = 0;
+  // The memory the device has in all (RAM on the CPU, the GPU's memory on CUDA), in bytes.
+  virtual int64_t memory_capacity_bytes() = 0;
   // Applies cudnn_benchmark, tf32 and deterministic where the device has them.
   virtual void apply_flags(const RunConfig& config) = 0;
 };

@@ -194,12 +194,15 @@ bool Tuner::better(const Trial& a, const Trial& b) const {
   if (!a.ok()) return false;
   if (a.ci_low > b.ci_high) return true;
   if (b.ci_low > a.ci_high) return false;
-  // A tie: prefer the simpler configuration, then the one that needs clearly less memory.
+  // A tie: prefer the simpler configuration, then the one that needs materially less memory.
   const int64_t ca = complexity(a.point), cb = complexity(b.point);
   if (ca != cb) return ca < cb;
   if (a.peak_memory_bytes > 0 && b.peak_memory_bytes > 0) {
-    if (a.peak_memory_bytes < 0.95 * b.peak_memory_bytes) return true;
-    if (b.peak_memory_bytes < 0.95 * a.peak_memory_bytes) return false;
+    const double saving = static_cast<double>(b.peak_memory_bytes - a.peak_memory_bytes);
+    const double material = std::max(0.05 * static_cast<double>(std::max(a.peak_memory_bytes, b.peak_memory_bytes)),
+                                      TunerOptions::kMaterialMemoryShare * static_cast<double>(options_.memory_capacity_bytes));
+    if (saving > material) return true;
+    if (-saving > material) return false;
   }
   return a.objective > b.objective;
 }

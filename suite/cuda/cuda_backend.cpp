@@ -25,6 +25,7 @@ class CudaBackend : public DeviceBackend {
   }
   std::string peak_memory_kind() const override { return "cuda_allocator"; }
   std::string device_name() override { return at::cuda::getDeviceProperties(index_)->name; }
+  int64_t memory_capacity_bytes() override { return static_cast<int64_t>(at::cuda::getDeviceProperties(index_)->totalGlobalMem); }
   void apply_flags(const RunConfig& config) override {
     auto& context = at::globalContext();
     context.setBenchmarkCuDNN(config.cudnn_benchmark);

@@ -44,6 +44,30 @@ TEST(Tuner, OverlappingIntervalsAreATieBrokenTowardTheSimplerConfig) {
   EXPECT_TRUE(tuner.better(simple, failed));
 }
 
+TEST(Tuner, ATieGoesToLessMemoryOnlyWhenTheSavingMattersOnTheDevice) {
+  // Session 6's run 6: bf16 b128 and b256 tied on a slow spell, and 61 MiB chose b128.
+  constexpr int64_t MiB = 1 << 20;
+  Trial small, large;
+  small.point = large.point = start();
+  small.point["batch_size"] = 128;
+  large.point["batch_size"] = 256;
+  small.samples_per_second = small.objective = 3939;
+  small.ci_low = 3818, small.ci_high = 4463, small.peak_memory_bytes = 497 * MiB;
+  large.samples_per_second = large.objective = 4393;
+  large.ci_low = 3996, large.ci_high = 4503, large.peak_memory_bytes = 558 * MiB;
+  auto prefers_large = [&](int64_t capacity) {
+    testing::SyntheticExecutor executor;
+    TunerOptions options;
+    options.memory_capacity_bytes = capacity;
+    Tuner tuner(testing::synthetic_space(), start(), executor, options);
+    EXPECT_NE(tuner.better(large, small), tuner.better(small, large));
+    return tuner.better(large, small);
+  };
+  EXPECT_TRUE(prefers_large(int64_t{24} << 30));  // 61 MiB of 24 GiB: the higher median wins the tie
+  EXPECT_FALSE(prefers_large(int64_t{1} << 30));  // of a 1 GiB limit, 61 MiB matters
+  EXPECT_FALSE(prefers_large(0));                  // capacity unknown: any 5% saving counts
+}
+
 TEST(Tuner, ResumeFromTheJournalRepeatsNothingAndLosesNothing) {
   const std::string journal = temp_journal("resume");
   TunerOptions options;
