@@ -13,11 +13,12 @@
 //      25% (one thread instead of two) is not tried again;
 //   5. the batch growth once more from the final point (other knobs move the best batch) and,
 //      when it moved, the refinement once more at the new batch;
-//   6. confirmation: the three fastest distinct points are measured once more (budget level 2: a
-//      second process, pooled with the first) and the winner is chosen among those (a lucky short
-//      trial does not win).
+//   6. confirmation: the two fastest distinct points are measured once more (budget level 2: a
+//      second process, pooled with the first; the second races the first) and the winner is
+//      chosen among those (a lucky short trial does not win).
 // Every candidate races the best so far: once its throughput's whole interval lies below the
-// best's, it stops (the comparison is decided; the rest of its trial would be spent on a loser).
+// best's, it stops (the comparison is decided; the rest of its trial would be spent on a loser),
+// and a loser with amp gets no fp32 guard reference measured for it (Tuner::measure).
 // A step keeps a new value only when Tuner::better says so (intervals separated, or a tie
 // broken toward the simpler / cheaper configuration).
 #pragma once
@@ -38,10 +39,11 @@ class StagedSearch : public Strategy {
   void run(Tuner& tuner) override;
   // An estimate (the search adapts): every value of the process, pipeline and other axes once,
   // up to four batch sizes (growth, bisection, regrowth), one refinement round's neighbours, a
-  // guard reference, and the three confirmations.
+  // guard reference, and the confirmations.
   int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
 
  private:
+  static constexpr size_t kFinalists = 2;
   void grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage) const;
   void refine(Climber& climber, const SearchSpace& space, const std::string& stage) const;
   double oom_margin_;

@@ -30,6 +30,10 @@ struct Trial {
   std::vector<double> losses;  // training loss per window
   std::vector<double> windows;  // throughput per window that the median and interval come from
   int64_t pooled_with = 0;      // id of the lower-level trial of the same point whose windows are included (0 = none)
+  // Its fp32 reference was not measured: a candidate with amp (or tf32) that lost its race is
+  // not adopted, so the guard's verdict is deferred until a higher level measures it again
+  // (Tuner::measure). A pending trial cannot be chosen as the best.
+  bool guard_pending = false;
   double wall_time_s = 0;      // the trial's cost, process start to end
   std::string report_path;
 

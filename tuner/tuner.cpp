@@ -105,10 +105,17 @@ const Trial& Tuner::measure_losses_up_to(const nlohmann::json& point, const std:
   if (!throughput || (trial.ci_low == 0 && trial.ci_high == 0)) trial.ci_low = trial.ci_high = trial.objective;
 
   if (trial.ok()) {
-    const auto reference = trial.losses.empty() ? std::nullopt : reference_losses(point, budget_level, trial.losses.size());
+    // A raced candidate that lost is not adopted: a reference that would have to be measured for
+    // it is deferred (the trial is guard_pending; its own trajectory is still checked).
+    const bool lost_race = throughput && race && race->ok() && !better(trial, *race);
+    const auto reference = trial.losses.empty() ? std::nullopt : reference_losses(point, budget_level, trial.losses.size(), !lost_race, trial.guard_pending);
     if (auto reason = options_.guard.check(trial.losses, reference ? &*reference : nullptr)) {
       trial.outcome = "rejected";
       trial.reason = *reason;
+      trial.guard_pending = false;
+    } else if (trial.guard_pending) {
+      trial.reason += std::string(trial.reason.empty() ? "" : "; ") + "fp32 reference not measured: it lost to trial " +
+                      std::to_string(race->id) + " (a reference is measured for a candidate that can be chosen)";
     }
   }
   by_key_[key] = trials_.size();
@@ -135,14 +142,20 @@ const Trial* Tuner::find(const nlohmann::json& point, int64_t budget_level) cons
 // lower budget level (its reference would have to be measured again, as a long trial), or no
 // budget is left. A measured trial on the same trajectory serves; otherwise the reference is
 // measured now, over the first windows only (ConvergenceGuard::reference_windows), and journaled
-// before the candidate, so a resume finds it.
-std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows) {
+// before the candidate, so a resume finds it; or, when `may_measure` is false, not measured, and
+// `deferred` is set.
+std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows,
+                                                           bool may_measure, bool& deferred) {
   const auto reference = ConvergenceGuard::reference_point(point);
   if (!reference) return std::nullopt;
   for (int64_t level = 1; level < budget_level; ++level)
-    if (const Trial* earlier = find(point, level); earlier && earlier->ok()) return std::nullopt;
+    if (const Trial* earlier = find(point, level); earlier && earlier->ok() && !earlier->guard_pending) return std::nullopt;
   for (const auto& t : trials_)
     if (t.ok() && t.budget_level == budget_level && !t.losses.empty() && ConvergenceGuard::same_trajectory(t.point, *reference)) return t.losses;
+  if (!may_measure) {
+    deferred = true;
+    return std::nullopt;
+  }
   // While the candidate waits, its reference takes the next id (and trial folder).
   struct Awaiting {
     int64_t& count;
@@ -210,8 +223,8 @@ bool Tuner::better(const Trial& a, const Trial& b) const {
 const Trial* Tuner::best() const {
   int64_t top_level = 0;
   for (const auto& t : trials_)
-    if (t.candidate()) top_level = std::max(top_level, t.budget_level);
-  return best_where([top_level](const Trial& t) { return t.budget_level == top_level; });
+    if (t.candidate() && !t.guard_pending) top_level = std::max(top_level, t.budget_level);
+  return best_where([top_level](const Trial& t) { return t.budget_level == top_level && !t.guard_pending; });
 }
 
 const Trial* Tuner::best_where(const std::function<bool(const Trial&)>& admit) const {
@@ -233,9 +246,15 @@ void Tuner::confirm_best(size_t count, int64_t level) {
     if (finalists.size() == count) break;
     if (std::find(finalists.begin(), finalists.end(), t->point) == finalists.end()) finalists.push_back(t->point);
   }
+  // Throughput: each finalist races the best confirmed so far (a clearly slower one stops early).
+  std::vector<std::optional<Trial>> leader(static_cast<size_t>(level) + 1);
   for (const auto& point : finalists)
-    for (int64_t l = 2; l <= level; ++l)
-      if (!measure(point, "confirm", l).candidate()) break;
+    for (int64_t l = 2; l <= level; ++l) {
+      auto& lead = leader[static_cast<size_t>(l)];
+      const Trial& t = measure(point, "confirm", l, options_.objective == "throughput" && lead ? &*lead : nullptr);
+      if (!t.candidate() || t.guard_pending) break;
+      if (!lead || better(t, *lead)) lead = t;
+    }
 }
 
 std::vector<const Trial*> Tuner::pareto_front() const {

@@ -54,7 +54,9 @@ class Tuner {
   // Measures `point` at `budget_level` (once: memoised). A throughput measurement at level L > 1
   // continues the point's highest lower level (runs the missing level-1 units, pools the windows).
   // With `race`, the trial may stop as soon as it is clearly slower than that trial (its whole
-  // interval below race's): the decision Tuner::better would make is already known.
+  // interval below race's): the decision Tuner::better would make is already known. A raced
+  // throughput candidate that is not preferred to `race` gets no fp32 reference measured for it
+  // (guard_pending): it is not adopted, and a higher level that measures it checks it then.
   const Trial& measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level = 1, const Trial* race = nullptr);
   // A verification trial (to the target, with another executor): journaled, memoised under
   // "verify:" keys, not counted against the search budget.
@@ -70,7 +72,8 @@ class Tuner {
   const Trial* best_where(const std::function<bool(const Trial&)>& admit) const;
   // Confirmation: the `count` fastest distinct points of budget level 1 are measured again at
   // levels 2 to `level` (stage "confirm"; a point that fails at one level is not measured at the
-  // next), so that best() chooses among the top level's measurements only: the fastest of many
+  // next; for throughput, each races the best confirmed before it), so that best() chooses among
+  // the top level's measurements only: the fastest of many
   // short, noisy trials is biased upward. Level 2 is a second process pooled with the first
   // (throughput) or the next seed, with an objective over both seeds (time to target; level 3:
   // three seeds, and so on).
@@ -93,7 +96,8 @@ class Tuner {
                                     int64_t loss_windows);
   const Trial* find(const nlohmann::json& point, int64_t budget_level) const;
   const Trial* highest_lower_level(const nlohmann::json& point, int64_t budget_level) const;
-  std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows);
+  std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows, bool may_measure,
+                                                     bool& deferred);
   double seeds_objective(const Trial& trial) const;
   void append_to_journal(const Trial& trial);
   void load_journal();

@@ -156,6 +156,66 @@ TEST(Tuner, GuardReusesAMeasuredFp32TrialOnTheSameTrajectory) {
   EXPECT_EQ(executor.requests[2].loss_windows, 0);
 }
 
+TEST(Tuner, ARaceLoserWithAmpGetsItsReferenceOnlyWhenItCanBeChosen) {
+  TrajectoryExecutor executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
+  const Trial incumbent = tuner.measure(start(), "start");
+  nlohmann::json slow = start();
+  slow["batch_size"] = 16;
+  slow["amp"] = "bf16";
+  const Trial lost = tuner.measure(slow, "knobs", 1, &incumbent);
+  EXPECT_EQ(executor.executions, 2);  // no fp32 b16 reference for a loser
+  EXPECT_TRUE(lost.ok());
+  EXPECT_TRUE(lost.guard_pending);
+  EXPECT_NE(lost.reason.find("fp32 reference not measured: it lost to trial 1"), std::string::npos) << lost.reason;
+  // Measured again without a race (as a confirmation), it gets its reference and the verdict.
+  const Trial& again = tuner.measure(slow, "confirm", 2);
+  EXPECT_EQ(executor.executions, 4);
+  EXPECT_EQ(tuner.trials().back().stage, "confirm");
+  EXPECT_EQ(tuner.trials()[tuner.trials().size() - 2].stage, "guard-reference");
+  EXPECT_FALSE(again.guard_pending);
+  // A candidate that wins its race gets its reference at once.
+  nlohmann::json fast = start();
+  fast["batch_size"] = 128;
+  fast["amp"] = "bf16";
+  EXPECT_FALSE(tuner.measure(fast, "knobs", 1, &incumbent).guard_pending);
+  EXPECT_EQ(executor.executions, 6);
+}
+
+TEST(Tuner, APendingTrialIsNeverTheBest) {
+  TrajectoryExecutor executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
+  const Trial& incumbent = tuner.measure(start(), "start");  // 300 samples/s
+  // A race it ties (an interval that covers everything) and loses to the simpler start point.
+  Trial wide = incumbent;
+  wide.ci_low = 0;
+  wide.ci_high = 1e9;
+  nlohmann::json fast = start();
+  fast["batch_size"] = 128;
+  fast["amp"] = "bf16";  // 504 samples/s, the fastest measured
+  const Trial& pending = tuner.measure(fast, "knobs", 1, &wide);
+  ASSERT_TRUE(pending.guard_pending);
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->point, start());
+}
+
+TEST(Tuner, ThroughputConfirmationRacesEachFinalistAgainstTheBestConfirmed) {
+  TrajectoryExecutor executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
+  for (int64_t b : {64, 128, 256}) {
+    nlohmann::json p = start();
+    p["batch_size"] = b;
+    tuner.measure(p, "a");
+  }
+  tuner.confirm_best(2);
+  ASSERT_EQ(executor.requests.size(), 5u);
+  EXPECT_EQ(tuner.trials()[3].point["batch_size"], 256);  // the fastest first, raced by no one
+  EXPECT_EQ(executor.requests[3].stop_below, 0.0);
+  EXPECT_EQ(tuner.trials()[4].point["batch_size"], 128);
+  EXPECT_DOUBLE_EQ(executor.requests[4].stop_below, tuner.trials()[3].ci_low);
+  EXPECT_EQ(tuner.best()->point["batch_size"], 256);
+}
+
 TEST(Tuner, GuardComparesAPointWithItsReferenceOnceNotAtEveryBudgetLevel) {
   TrajectoryExecutor executor;
   Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
