@@ -259,11 +259,13 @@ void Tuner::confirm_best(size_t count, int64_t level) {
 
 std::vector<const Trial*> Tuner::pareto_front() const {
   std::vector<const Trial*> front;
+  // Only configurations a user could take: measured, and past the convergence guard.
+  auto eligible = [](const Trial& t) { return t.ok() && t.stage != "verify" && !t.guard_pending; };
   for (const auto& t : trials_) {
-    if (!t.ok() || t.stage == "verify") continue;
+    if (!eligible(t)) continue;
     bool dominated = false;
     for (const auto& u : trials_) {
-      if (!u.ok() || u.stage == "verify" || &u == &t) continue;
+      if (!eligible(u) || &u == &t) continue;
       if (u.objective >= t.objective && u.peak_memory_bytes <= t.peak_memory_bytes &&
           (u.objective > t.objective || u.peak_memory_bytes < t.peak_memory_bytes)) {
         dominated = true;

@@ -78,7 +78,8 @@ class Tuner {
   // (throughput) or the next seed, with an objective over both seeds (time to target; level 3:
   // three seeds, and so on).
   void confirm_best(size_t count, int64_t level = 2);
-  std::vector<const Trial*> pareto_front() const;  // throughput up, peak memory down
+  // Throughput up, peak memory down, over ok trials past the guard (not guard_pending).
+  std::vector<const Trial*> pareto_front() const;
 
   const SearchSpace& space() const { return space_; }
   const nlohmann::json& start_point() const { return start_point_; }

@@ -197,6 +197,10 @@ TEST(Tuner, APendingTrialIsNeverTheBest) {
   ASSERT_TRUE(pending.guard_pending);
   ASSERT_NE(tuner.best(), nullptr);
   EXPECT_EQ(tuner.best()->point, start());
+  // Nor on the Pareto front, which lists configurations a user could take.
+  const auto front = tuner.pareto_front();
+  ASSERT_EQ(front.size(), 1u);
+  EXPECT_EQ(front[0]->point, start());
 }
 
 TEST(Tuner, ThroughputConfirmationRacesEachFinalistAgainstTheBestConfirmed) {
