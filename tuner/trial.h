@@ -41,6 +41,8 @@ struct Trial {
   // A successful search measurement: a candidate for the best (not a verification run or the
   // guard's fp32 reference).
   bool candidate() const { return ok() && stage != "verify" && stage != "guard-reference"; }
+  // A candidate the guard has passed (not guard_pending): one that can be chosen as the best.
+  bool choosable() const { return candidate() && !guard_pending; }
 };
 
 nlohmann::json to_json(const Trial& trial);

@@ -220,11 +220,24 @@ bool Tuner::better(const Trial& a, const Trial& b) const {
   return a.objective > b.objective;
 }
 
+// The highest level measured decides, but a point that failed at a level above the one it is
+// judged at is not chosen (a horizon that missed the target on seed 3 does not win on its first
+// two seeds); when nothing at a level qualifies, the level below decides.
 const Trial* Tuner::best() const {
-  int64_t top_level = 0;
-  for (const auto& t : trials_)
-    if (t.candidate() && !t.guard_pending) top_level = std::max(top_level, t.budget_level);
-  return best_where([top_level](const Trial& t) { return t.budget_level == top_level && !t.guard_pending; });
+  int64_t top_level = 0, max_level = 0;
+  for (const auto& t : trials_) {
+    if (t.choosable()) top_level = std::max(top_level, t.budget_level);
+    max_level = std::max(max_level, t.budget_level);
+  }
+  auto failed_above = [&](const Trial& t) {
+    for (int64_t l = t.budget_level + 1; l <= max_level; ++l)
+      if (const Trial* higher = find(t.point, l); higher && !higher->ok()) return true;
+    return false;
+  };
+  for (int64_t level = top_level; level >= 1; --level)
+    if (const Trial* winner = best_where([&](const Trial& t) { return t.budget_level == level && t.choosable() && !failed_above(t); }))
+      return winner;
+  return nullptr;
 }
 
 const Trial* Tuner::best_where(const std::function<bool(const Trial&)>& admit) const {
@@ -241,20 +254,24 @@ void Tuner::confirm_best(size_t count, int64_t level) {
   for (const auto& t : trials_)
     if (t.candidate() && t.budget_level == 1) ranked.push_back(&t);
   std::stable_sort(ranked.begin(), ranked.end(), [](const Trial* a, const Trial* b) { return a->objective > b->objective; });
-  std::vector<nlohmann::json> finalists;  // copies: measure() grows trials_
-  for (const Trial* t : ranked) {
-    if (finalists.size() == count) break;
-    if (std::find(finalists.begin(), finalists.end(), t->point) == finalists.end()) finalists.push_back(t->point);
-  }
+  std::vector<nlohmann::json> points;  // distinct, fastest first (copies: measure() grows trials_)
+  for (const Trial* t : ranked)
+    if (std::find(points.begin(), points.end(), t->point) == points.end()) points.push_back(t->point);
   // Throughput: each finalist races the best confirmed so far (a clearly slower one stops early).
+  // When none of the `count` finalists passes every level, the next points in rank order are
+  // confirmed until one does (at most `count` more).
   std::vector<std::optional<Trial>> leader(static_cast<size_t>(level) + 1);
-  for (const auto& point : finalists)
-    for (int64_t l = 2; l <= level; ++l) {
+  bool one_passed = false;
+  for (size_t i = 0; i < points.size() && i < 2 * count && (i < count || !one_passed); ++i) {
+    bool passed = true;
+    for (int64_t l = 2; l <= level && passed; ++l) {
       auto& lead = leader[static_cast<size_t>(l)];
-      const Trial& t = measure(point, "confirm", l, options_.objective == "throughput" && lead ? &*lead : nullptr);
-      if (!t.candidate() || t.guard_pending) break;
-      if (!lead || better(t, *lead)) lead = t;
+      const Trial& t = measure(points[i], "confirm", l, options_.objective == "throughput" && lead ? &*lead : nullptr);
+      passed = t.choosable();
+      if (passed && (!lead || better(t, *lead))) lead = t;
     }
+    one_passed = one_passed || passed;
+  }
 }
 
 std::vector<const Trial*> Tuner::pareto_front() const {

@@ -66,13 +66,15 @@ class Tuner {
 
   // a is preferred to b (see the header comment). Failed trials lose to any ok trial.
   bool better(const Trial& a, const Trial& b) const;
-  // The preferred ok trial (at the highest budget level measured), or nullptr.
+  // The preferred ok trial (at the highest budget level measured; a point that failed at a
+  // higher level than the trial's is passed over), or nullptr.
   const Trial* best() const;
   // The preferred candidate among those `admit` accepts, or nullptr.
   const Trial* best_where(const std::function<bool(const Trial&)>& admit) const;
   // Confirmation: the `count` fastest distinct points of budget level 1 are measured again at
   // levels 2 to `level` (stage "confirm"; a point that fails at one level is not measured at the
-  // next; for throughput, each races the best confirmed before it), so that best() chooses among
+  // next; for throughput, each races the best confirmed before it; when none passes every level,
+  // up to `count` more points are, in rank order, until one does), so that best() chooses among
   // the top level's measurements only: the fastest of many
   // short, noisy trials is biased upward. Level 2 is a second process pooled with the first
   // (throughput) or the next seed, with an objective over both seeds (time to target; level 3:

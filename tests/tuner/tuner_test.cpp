@@ -330,6 +330,55 @@ TEST(Tuner, ConfirmationOnMoreSeedsDropsAFinalistThatMissesOne) {
   EXPECT_EQ(tuner.best()->point["threads"], 4);  // faster than one thread on all three seeds
 }
 
+// Session 7: all three finalists missed the target on one seed each, and best() chose the one
+// whose seed-2 figure stood alone at level 2. Here two and four threads miss on seed 3.
+class ThirdSeedExecutor : public testing::SyntheticExecutor {
+ public:
+  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) override {
+    Trial t = SyntheticExecutor::execute(point, request, name);
+    const auto threads = point.value("threads", int64_t{1});
+    levels.emplace_back(threads, request.budget_level);
+    if (threads != 1 && request.budget_level == 3) {
+      t.outcome = "rejected";
+      t.reason = "did not reach the target";
+      return t;
+    }
+    t.time_to_target_s = 1000.0 / t.samples_per_second;
+    return t;
+  }
+  std::vector<std::pair<int64_t, int64_t>> levels;
+};
+
+TEST(Tuner, WhenEveryFinalistMissesASeedTheNextPointsAreConfirmedAndNoFailedPointWins) {
+  ThirdSeedExecutor executor;
+  TunerOptions to_target;
+  to_target.objective = "time-to-target";
+  Tuner tuner(testing::synthetic_space(), start(), executor, to_target);
+  for (int64_t threads : {1, 2, 4}) {
+    nlohmann::json p = start();
+    p["threads"] = threads;
+    tuner.measure(p, "grid");
+  }
+  tuner.confirm_best(2, 3);
+  // Both finalists (2 and 4 threads) fail seed 3; one thread, next in rank, is confirmed.
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{1, 1}, {2, 1}, {4, 1}, {2, 2}, {2, 3}, {4, 2}, {4, 3}, {1, 2}, {1, 3}};
+  EXPECT_EQ(executor.levels, expected);
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->point["threads"], 1);
+  EXPECT_EQ(tuner.best()->budget_level, 3);
+
+  // With no point left to confirm, the level-2 figures of points that failed seed 3 still do not win.
+  ThirdSeedExecutor again;
+  Tuner two(testing::synthetic_space(), start(), again, to_target);
+  for (int64_t threads : {2, 4}) {
+    nlohmann::json p = start();
+    p["threads"] = threads;
+    two.measure(p, "grid");
+  }
+  two.confirm_best(1, 3);
+  EXPECT_EQ(two.best(), nullptr);
+}
+
 // Staged races every candidate against its best so far: on the synthetic objective the losers
 // stop early (the synthetic executor charges a fifth of a trial), and the optimum is still found.
 TEST(Tuner, StagedRacesItsCandidatesAndStillFindsTheOptimum) {
