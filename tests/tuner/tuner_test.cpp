@@ -1,6 +1,8 @@
 #include "tuner/tuner.h"
 
 #include <fstream>
+#include <memory>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -293,15 +295,16 @@ TEST(Tuner, ARaceStopsBelowTheIncumbentsIntervalForThroughputOnly) {
   EXPECT_EQ(executor.requests.back().units, 2);  // seeds are not pooled units
 }
 
-// Time to target, confirmed on three seeds: each finalist runs seeds 2 and 3 (levels 2, 3), one
-// that misses the target on seed 2 is not run on seed 3, and the winner is chosen on all three.
+// Time to target over seeds (budget level L = seed L): a point misses the target on the seeds
+// `misses` names, by its thread count (two threads is the fastest, then four, then one).
 class SeedExecutor : public testing::SyntheticExecutor {
  public:
+  explicit SeedExecutor(std::function<bool(int64_t threads, int64_t seed)> misses) : misses_(std::move(misses)) {}
   Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) override {
     Trial t = SyntheticExecutor::execute(point, request, name);
-    levels.emplace_back(point.value("threads", int64_t{1}), request.budget_level);
-    // Two threads is the fastest, but misses the target on the second seed.
-    if (point.value("threads", int64_t{1}) == 2 && request.budget_level == 2) {
+    const auto threads = point.value("threads", int64_t{1});
+    levels.emplace_back(threads, request.budget_level);
+    if (misses_(threads, request.budget_level)) {
       t.outcome = "rejected";
       t.reason = "did not reach the target";
       return t;
@@ -310,18 +313,30 @@ class SeedExecutor : public testing::SyntheticExecutor {
     return t;
   }
   std::vector<std::pair<int64_t, int64_t>> levels;  // (threads, level) of each execution
+
+ private:
+  std::function<bool(int64_t, int64_t)> misses_;
 };
 
-TEST(Tuner, ConfirmationOnMoreSeedsDropsAFinalistThatMissesOne) {
-  SeedExecutor executor;
+// A time-to-target tuner with the first seed of the start point at each thread count measured.
+std::unique_ptr<Tuner> seeds_tuner(SeedExecutor& executor, std::initializer_list<int64_t> thread_counts) {
   TunerOptions to_target;
   to_target.objective = "time-to-target";
-  Tuner tuner(testing::synthetic_space(), start(), executor, to_target);
-  for (int64_t threads : {1, 2, 4}) {
+  auto tuner = std::make_unique<Tuner>(testing::synthetic_space(), start(), executor, to_target);
+  for (int64_t threads : thread_counts) {
     nlohmann::json p = start();
     p["threads"] = threads;
-    tuner.measure(p, "grid");
+    tuner->measure(p, "grid");
   }
+  return tuner;
+}
+
+// Confirmed on three seeds: each finalist runs seeds 2 and 3 (levels 2, 3), one that misses the
+// target on seed 2 is not run on seed 3, and the winner is chosen on all three.
+TEST(Tuner, ConfirmationOnMoreSeedsDropsAFinalistThatMissesOne) {
+  SeedExecutor executor([](int64_t threads, int64_t seed) { return threads == 2 && seed == 2; });
+  auto owned = seeds_tuner(executor, {1, 2, 4});
+  Tuner& tuner = *owned;
   tuner.confirm_best(3, 3);
   const std::vector<std::pair<int64_t, int64_t>> expected = {{1, 1}, {2, 1}, {4, 1}, {2, 2}, {4, 2}, {4, 3}, {1, 2}, {1, 3}};
   EXPECT_EQ(executor.levels, expected);
@@ -332,33 +347,11 @@ TEST(Tuner, ConfirmationOnMoreSeedsDropsAFinalistThatMissesOne) {
 
 // Session 7: all three finalists missed the target on one seed each, and best() chose the one
 // whose seed-2 figure stood alone at level 2. Here two and four threads miss on seed 3.
-class ThirdSeedExecutor : public testing::SyntheticExecutor {
- public:
-  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) override {
-    Trial t = SyntheticExecutor::execute(point, request, name);
-    const auto threads = point.value("threads", int64_t{1});
-    levels.emplace_back(threads, request.budget_level);
-    if (threads != 1 && request.budget_level == 3) {
-      t.outcome = "rejected";
-      t.reason = "did not reach the target";
-      return t;
-    }
-    t.time_to_target_s = 1000.0 / t.samples_per_second;
-    return t;
-  }
-  std::vector<std::pair<int64_t, int64_t>> levels;
-};
-
 TEST(Tuner, WhenEveryFinalistMissesASeedTheNextPointsAreConfirmedAndNoFailedPointWins) {
-  ThirdSeedExecutor executor;
-  TunerOptions to_target;
-  to_target.objective = "time-to-target";
-  Tuner tuner(testing::synthetic_space(), start(), executor, to_target);
-  for (int64_t threads : {1, 2, 4}) {
-    nlohmann::json p = start();
-    p["threads"] = threads;
-    tuner.measure(p, "grid");
-  }
+  auto misses_seed_3 = [](int64_t threads, int64_t seed) { return threads != 1 && seed == 3; };
+  SeedExecutor executor(misses_seed_3);
+  auto owned = seeds_tuner(executor, {1, 2, 4});
+  Tuner& tuner = *owned;
   tuner.confirm_best(2, 3);
   // Both finalists (2 and 4 threads) fail seed 3; one thread, next in rank, is confirmed.
   const std::vector<std::pair<int64_t, int64_t>> expected = {{1, 1}, {2, 1}, {4, 1}, {2, 2}, {2, 3}, {4, 2}, {4, 3}, {1, 2}, {1, 3}};
@@ -368,15 +361,10 @@ TEST(Tuner, WhenEveryFinalistMissesASeedTheNextPointsAreConfirmedAndNoFailedPoin
   EXPECT_EQ(tuner.best()->budget_level, 3);
 
   // With no point left to confirm, the level-2 figures of points that failed seed 3 still do not win.
-  ThirdSeedExecutor again;
-  Tuner two(testing::synthetic_space(), start(), again, to_target);
-  for (int64_t threads : {2, 4}) {
-    nlohmann::json p = start();
-    p["threads"] = threads;
-    two.measure(p, "grid");
-  }
-  two.confirm_best(1, 3);
-  EXPECT_EQ(two.best(), nullptr);
+  SeedExecutor again(misses_seed_3);
+  auto two = seeds_tuner(again, {2, 4});
+  two->confirm_best(1, 3);
+  EXPECT_EQ(two->best(), nullptr);
 }
 
 // Staged races every candidate against its best so far: on the synthetic objective the losers
