@@ -1,6 +1,7 @@
 #include "tuner/staged_search.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -20,8 +21,12 @@ class Climber {
     if (point == current_) return best_;
     // A race against the best: a candidate that is clearly slower stops as soon as that is known.
     Trial trial = tuner_.measure(point, stage, 1, &best_);
-    if (trial.ok() && trial.ci_high < (1 - kDecisiveLoss) * best_.ci_low) lost_.insert({knob, value.dump()});
-    if (trial.ok() && best_.ok() && best_.ci_high < (1 - kDecisiveLoss) * trial.ci_low) lost_.insert({knob, current_[knob].dump()});
+    if (trial.ok() && best_.ok()) {
+      if (trial.ci_high < (1 - kDecisiveLoss) * best_.ci_low) lost_.insert({knob, value.dump()});
+      if (best_.ci_high < (1 - kDecisiveLoss) * trial.ci_low) lost_.insert({knob, current_[knob].dump()});
+      if (trial.ci_high < best_.ci_low) note_clear_loss(knob, value, current_[knob], point);
+      if (best_.ci_high < trial.ci_low) note_clear_loss(knob, current_[knob], value, point);
+    }
     if (tuner_.better(trial, best_)) {
       current_ = point;
       best_ = trial;
@@ -34,15 +39,40 @@ class Climber {
   // does not try it again.
   bool lost_decisively(const std::string& knob, const nlohmann::json& value) const { return lost_.count({knob, value.dump()}) > 0; }
 
+  // `knob` = value lost clearly (intervals separated) at a batch no larger than the current one,
+  // and the knob's gap can only widen as the batch grows: fewer intra-op threads (more work per
+  // op parallelises better) and fp32 against a reduced precision (compute weighs more). Refinement
+  // at a larger batch does not try it again (run 5 of session 7 re-tried one thread and fp32 at
+  // batch 512, 3.4 s each, after they lost by 17% at 64 and 15% at 256).
+  bool lost_at_smaller_batch(const std::string& knob, const nlohmann::json& value) const {
+    const auto it = clear_losses_.find({knob, value.dump()});
+    const auto batch = current_.find("batch_size");
+    return it != clear_losses_.end() && batch != current_.end() && batch->is_number() && it->second <= batch->get<int64_t>();
+  }
+
   const nlohmann::json& current() const { return current_; }
   const Trial& best() const { return best_; }
 
  private:
   static constexpr double kDecisiveLoss = 0.25;
+
+  static bool gap_widens_with_batch(const std::string& knob, const nlohmann::json& loser, const nlohmann::json& winner) {
+    if (knob == "threads") return loser.is_number() && winner.is_number() && loser.get<double>() < winner.get<double>();
+    if (knob == "amp") return loser == "off" && winner != "off";
+    return false;
+  }
+  void note_clear_loss(const std::string& knob, const nlohmann::json& loser, const nlohmann::json& winner, const nlohmann::json& at) {
+    const auto batch = at.find("batch_size");
+    if (!gap_widens_with_batch(knob, loser, winner) || batch == at.end() || !batch->is_number()) return;
+    auto [it, inserted] = clear_losses_.emplace(std::make_pair(knob, loser.dump()), batch->get<int64_t>());
+    if (!inserted) it->second = std::min(it->second, batch->get<int64_t>());
+  }
+
   Tuner& tuner_;
   nlohmann::json current_;
   Trial best_;
   std::set<std::pair<std::string, std::string>> lost_;
+  std::map<std::pair<std::string, std::string>, int64_t> clear_losses_;  // -> the smallest batch it lost at
 };
 
 namespace {
@@ -55,7 +85,7 @@ bool is_ordered(const Axis& axis) { return !axis.values.empty() && axis.values.f
 
 }  // namespace
 
-void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage) const {
+void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage, bool patient) const {
   const Axis* batch_axis = space.find("batch_size");
   if (!batch_axis) return;
   std::vector<int64_t> sizes;
@@ -69,7 +99,8 @@ void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const 
   int misses = 0;
   // Growth x2 with a patience of one: a tie (overlapping intervals) is not yet the plateau, two
   // sizes in a row without a significant gain are, and so is one clear decline (the whole
-  // interval below the best's: past the plateau, larger batches only cost more time).
+  // interval below the best's: past the plateau, larger batches only cost more time) unless
+  // `patient`: then a clear decline is one miss like a tie (see run()).
   for (;;) {
     auto next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s >= 2 * probe; });
     if (next == sizes.end()) next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s > probe; });
@@ -87,7 +118,7 @@ void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const 
       break;
     }
     probe = *next;
-    if (t.ok() && t.ci_high < climber.best().ci_low) break;
+    if (!patient && t.ok() && t.ci_high < climber.best().ci_low) break;
     if (++misses >= 2) break;
   }
   // Bisection between the best size and the first one past it.
@@ -109,7 +140,7 @@ void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const 
 
 void StagedSearch::refine(Climber& climber, const SearchSpace& space, const std::string& stage) const {
   auto try_again = [&](const std::string& knob, const nlohmann::json& value) {
-    if (!climber.lost_decisively(knob, value)) climber.try_value(knob, value, stage);
+    if (!climber.lost_decisively(knob, value) && !climber.lost_at_smaller_batch(knob, value)) climber.try_value(knob, value, stage);
   };
   for (int round = 0; round < 3; ++round) {
     const nlohmann::json before = climber.current();
@@ -164,7 +195,8 @@ void StagedSearch::run(Tuner& tuner) {
       for (const auto& v : axis.values) climber.try_value(axis.knob, v, "pipeline");
 
   // 2. Batch size: geometric growth to the plateau or the memory wall, then bisection.
-  grow_batch(climber, space, "batch");
+  grow_batch(climber, space, "batch", /*patient=*/false);
+  const nlohmann::json after_growth = climber.current();
   // 3. The other axes, one value at a time.
   for (const auto& axis : space.axes())
     if (!process.count(axis.knob) && !pipeline.count(axis.knob) && axis.knob != "batch_size")
@@ -177,8 +209,14 @@ void StagedSearch::run(Tuner& tuner) {
   // makes them fit): grow it once more from where the search ended; when it moved, the other
   // knobs are refined once more at the new batch (a loader thread that paid at one batch can cost
   // at a larger one, and a value adopted on a lucky trial gets a second look).
+  // Patient here: its first size is often a trial measured earlier against another incumbent
+  // (a refinement neighbour), and one short trial in a slow spell of the machine must not end it
+  // (session 7 run 4: bf16 at 256 lost its race to 128 by 5%, so 512, the grid's best, was never
+  // tried). A clear decline at the first growth still ends it: there the knobs that make larger
+  // batches pay (amp, channels_last) are not chosen yet, and each loser costs a full-size trial.
+  // Only when the knobs moved since the first growth (else it would repeat its memoised trials).
   const nlohmann::json before_regrow = climber.current();
-  grow_batch(climber, space, "batch-regrow");
+  if (before_regrow != after_growth) grow_batch(climber, space, "batch-regrow", /*patient=*/true);
   if (climber.current() != before_regrow) refine(climber, space, "refine-regrown");
 
   // 6. Confirmation: the fastest distinct points, measured once more and pooled, each racing the

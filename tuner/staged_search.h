@@ -10,9 +10,11 @@
 //      at a time from the best so far (coordinate descent);
 //   4. local refinement: the neighbours of the best value on each ordered axis, and the other
 //      values of the rest, repeated while it improves; a value that already lost by more than
-//      25% (one thread instead of two) is not tried again;
-//   5. the batch growth once more from the final point (other knobs move the best batch) and,
-//      when it moved, the refinement once more at the new batch;
+//      25% (one thread instead of two) is not tried again, nor is one that lost clearly at a
+//      smaller batch when its gap only widens with the batch (fewer threads, fp32 against bf16);
+//   5. the batch growth once more from the final point (other knobs move the best batch), with
+//      a patience of one for a clear decline too, and, when it moved, the refinement once more at
+//      the new batch;
 //   6. confirmation: the two fastest distinct points are measured once more (budget level 2: a
 //      second process, pooled with the first; the second races the first) and the winner is
 //      chosen among those (a lucky short trial does not win).
@@ -44,7 +46,7 @@ class StagedSearch : public Strategy {
 
  private:
   static constexpr size_t kFinalists = 2;
-  void grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage) const;
+  void grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage, bool patient) const;
   void refine(Climber& climber, const SearchSpace& space, const std::string& stage) const;
   double oom_margin_;
 };

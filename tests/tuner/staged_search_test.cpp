@@ -1,5 +1,8 @@
 #include "tuner/staged_search.h"
 
+#include <functional>
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -97,6 +100,80 @@ TEST(StagedSearch, RefinementSkipsValuesThatLostDecisively) {
     EXPECT_EQ(one_thread, 0) << "start at " << start_threads << " threads";
     EXPECT_GT(four_threads, 0) << "start at " << start_threads << " threads";
   }
+}
+
+// Throughput read from a table (intervals +-1%, races as in SyntheticExecutor): shapes the
+// synthetic objective cannot, such as a slow spell on one point.
+class TableExecutor : public TrialExecutor {
+ public:
+  explicit TableExecutor(std::function<double(const nlohmann::json&)> value) : value_(std::move(value)) {}
+  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
+    Trial t;
+    t.point = point;
+    t.budget_level = request.budget_level;
+    t.wall_time_s = 1.0;
+    t.peak_memory_bytes = point.value("batch_size", int64_t{64}) * 1000;
+    t.samples_per_second = value_(point);
+    t.ci_low = t.samples_per_second * 0.99;
+    t.ci_high = t.samples_per_second * 1.01;
+    measured.push_back(point);
+    return t;
+  }
+  std::vector<nlohmann::json> measured;
+
+ private:
+  std::function<double(const nlohmann::json&)> value_;
+};
+
+// fp32 peaks at batch 64; bf16 grows to 512, but its trial at 256 ran in a slow spell (below
+// 128). The refinement finds bf16 at 128 and loses at 256; the regrowth from 128 meets that
+// loss first and, with a patience of one, still tries 512.
+TEST(StagedSearch, RegrowthIsPatientWithOneClearDecline) {
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 128, 256, 512});
+  space.set_axis("amp", {"off", "bf16"});
+  TableExecutor executor([](const nlohmann::json& p) {
+    const auto b = p["batch_size"].get<int64_t>();
+    if (p["amp"] == "off") return b == 64 ? 300.0 : 290.0 - b / 100.0;
+    return std::map<int64_t, double>{{64, 400}, {128, 440}, {256, 420}, {512, 500}}.at(b);
+  });
+  Tuner tuner(space, {{"batch_size", 64}, {"amp", "off"}}, executor, with_strategy("staged"));
+  tuner.run();
+  const nlohmann::json optimum = {{"batch_size", 512}, {"amp", "bf16"}};
+  EXPECT_EQ(tuner.best()->point, optimum) << tuner.best()->point.dump();
+  // The first growth (fp32) still stops at its clear decline: fp32 at 256 is never measured.
+  for (const auto& p : executor.measured) EXPECT_FALSE(p["amp"] == "off" && p["batch_size"] == 256) << p.dump();
+}
+
+// One thread loses clearly to two at batch 64 (by 10%, under the 25% that rules a value out
+// everywhere), and fp32 to bf16 at 128; both gaps only widen with the batch, so neither is tried
+// again in the refinement at 256 and 512. Four threads (a gap that can close) are.
+TEST(StagedSearch, RefinementDoesNotRetryAtALargerBatchWhatCanOnlyLoseMore) {
+  SearchSpace space;
+  space.set_axis("threads", {1, 2, 4});
+  space.set_axis("batch_size", {64, 128, 256, 512});
+  space.set_axis("amp", {"off", "bf16"});
+  TableExecutor executor([](const nlohmann::json& p) {
+    const auto b = static_cast<double>(p["batch_size"].get<int64_t>());
+    double v = 100 + b / 4;  // grows to 512
+    const auto threads = p["threads"].get<int64_t>();
+    if (threads == 1) v *= 0.9;
+    if (threads == 4) v *= 0.95;
+    if (p["amp"] == "bf16") v *= 1.15;
+    return v;
+  });
+  Tuner tuner(space, {{"threads", 1}, {"batch_size", 64}, {"amp", "off"}}, executor, with_strategy("staged"));
+  tuner.run();
+  const nlohmann::json optimum = {{"threads", 2}, {"batch_size", 512}, {"amp", "bf16"}};
+  EXPECT_EQ(tuner.best()->point, optimum) << tuner.best()->point.dump();
+  int four_threads = 0;
+  for (const auto& t : tuner.trials()) {
+    if (t.stage.rfind("refine", 0) != 0) continue;
+    EXPECT_NE(t.point["threads"], 1) << t.point.dump();
+    EXPECT_NE(t.point["amp"], "off") << t.point.dump();
+    four_threads += t.point["threads"] == 4;
+  }
+  EXPECT_GT(four_threads, 0);
 }
 
 TEST(StagedSearch, StopsWhenTheBudgetIsSpent) {
