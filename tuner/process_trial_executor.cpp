@@ -119,8 +119,10 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   trial.samples_per_second = report.summary.samples_per_second;  // the run's own figure (data parallel: the ranks' sum)
   trial.peak_memory_bytes = report.summary.peak_memory_bytes;
   trial.time_to_target_s = report.summary.time_to_target_s;
-  if (report.summary.stop_reason == "outpaced")
+  if (report.summary.stop_reason == "outpaced") {
     trial.reason = "stopped early: its throughput's 95% interval lay below the best so far (" + format_fixed(request.stop_below, 0) + "/s)";
+    trial.outpaced_by = request.race_id;
+  }
   for (const auto& p : report.loss_curve) trial.losses.push_back(p.value);
   if (trial.ok() && report.throughput_windows.empty() && !options_.to_target) {
     trial.outcome = "rejected";

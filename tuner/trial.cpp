@@ -42,6 +42,7 @@ nlohmann::json to_json(const Trial& t) {
           {"losses", losses},
           {"windows", t.windows},
           {"pooled_with", t.pooled_with},
+          {"outpaced_by", t.outpaced_by},
           {"guard_pending", t.guard_pending},
           {"wall_time_s", t.wall_time_s},
           {"report_path", t.report_path}};
@@ -71,6 +72,7 @@ Trial trial_from_json(const nlohmann::json& j) {
     for (const auto& w : j["windows"])
       if (w.is_number()) t.windows.push_back(w.get<double>());
   t.pooled_with = j.value("pooled_with", int64_t{0});
+  t.outpaced_by = j.value("outpaced_by", int64_t{0});
   t.guard_pending = j.value("guard_pending", false);
   t.wall_time_s = j.value("wall_time_s", 0.0);
   t.report_path = j.value("report_path", "");

@@ -30,6 +30,10 @@ struct Trial {
   std::vector<double> losses;  // training loss per window
   std::vector<double> windows;  // throughput per window that the median and interval come from
   int64_t pooled_with = 0;      // id of the lower-level trial of the same point whose windows are included (0 = none)
+  // The trial it raced and lost to: its run stopped once its own interval lay wholly below that
+  // trial's (0 = it ran to the end). It is never preferred to that trial, even where pooling with
+  // a lower level widens its interval into a tie (Tuner::better).
+  int64_t outpaced_by = 0;
   // Its fp32 reference was not measured: a candidate with amp (or tf32) that lost its race is
   // not adopted, so the guard's verdict is deferred until a higher level measures it again
   // (Tuner::measure). A pending trial cannot be chosen as the best.

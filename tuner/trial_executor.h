@@ -17,11 +17,13 @@ namespace dyno {
 // far: the run may stop as soon as its throughput's whole 95% interval is below this (0 = none).
 // loss_windows: only the first this many windows of the loss trajectory are needed (a guard
 // reference, compared over the windows its candidate has): the run stops after them (0 = no limit).
+// race_id: the id of the best trial raced (a run that stops records it in Trial::outpaced_by).
 struct TrialRequest {
   int64_t budget_level = 1;
   int64_t units = 1;
   double stop_below = 0;
   int64_t loss_windows = 0;
+  int64_t race_id = 0;
 };
 
 class TrialExecutor {

@@ -87,7 +87,10 @@ const Trial& Tuner::measure_losses_up_to(const nlohmann::json& point, const std:
   // (trials_ does not change until the guard below, so `lower` stays valid across execute().)
   const Trial* lower = throughput ? highest_lower_level(point, budget_level) : nullptr;
   TrialRequest request{budget_level, budget_level - (lower ? lower->budget_level : 0), 0.0, loss_windows};
-  if (throughput && race && race->ok()) request.stop_below = race->ci_low;
+  if (throughput && race && race->ok()) {
+    request.stop_below = race->ci_low;
+    request.race_id = race->id;
+  }
   // While this trial waits for its guard reference, the reference takes the next id (and folder).
   const int64_t id = static_cast<int64_t>(trials_.size()) + 1 + awaiting_reference_;
   Trial trial = executor_.execute(point, request, "trial-" + std::to_string(id));
@@ -205,6 +208,9 @@ const Trial& Tuner::verify(TrialExecutor& executor, const nlohmann::json& point,
 bool Tuner::better(const Trial& a, const Trial& b) const {
   if (a.ok() != b.ok()) return a.ok();
   if (!a.ok()) return false;
+  // A race decided on the loser's own windows stands (pooling can widen its interval into a tie).
+  if (a.id != 0 && b.outpaced_by == a.id) return true;
+  if (b.id != 0 && a.outpaced_by == b.id) return false;
   if (a.ci_low > b.ci_high) return true;
   if (b.ci_low > a.ci_high) return false;
   // A tie: prefer the simpler configuration, then the one that needs materially less memory.

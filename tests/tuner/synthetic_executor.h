@@ -69,6 +69,7 @@ class SyntheticExecutor : public TrialExecutor {
     if (request.stop_below > 0 && t.ci_high < request.stop_below) {
       t.wall_time_s *= 0.2;
       t.reason = "stopped early";
+      t.outpaced_by = request.race_id;
     }
     return t;
   }

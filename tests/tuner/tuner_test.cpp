@@ -1,6 +1,7 @@
 #include "tuner/tuner.h"
 
 #include <fstream>
+#include <map>
 #include <memory>
 #include <functional>
 #include <string>
@@ -271,6 +272,48 @@ TEST(Tuner, AHigherThroughputLevelRunsTheMissingUnitsAndPoolsTheWindows) {
   tuner.measure(other, "fresh", 2);
   EXPECT_EQ(executor.requests[3].units, 2);
   EXPECT_EQ(tuner.trials().back().pooled_with, 0);
+}
+
+// Windows given per thread count and budget level; a raced run whose windows lie below the
+// race stops, as the engine does (6 windows: the interval of the median is their range).
+class WindowTable : public TrialExecutor {
+ public:
+  std::map<std::pair<int64_t, int64_t>, std::vector<double>> windows;  // (threads, level) -> windows
+  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
+    Trial t;
+    t.point = point;
+    t.budget_level = request.budget_level;
+    t.windows = windows.at({point["threads"].get<int64_t>(), request.budget_level});
+    set_throughput_from_windows(t);
+    if (request.stop_below > 0 && t.ci_high < request.stop_below) t.outpaced_by = request.race_id;
+    return t;
+  }
+};
+
+// Session 8, bench run 1: the second finalist (batch 64, simpler) lost its confirmation race on
+// its own windows, but pooled with its first, wider unit its interval overlapped the first
+// finalist's, and the tie went to the simpler configuration. A race's verdict now stands.
+TEST(Tuner, AFinalistThatLostItsConfirmationRaceIsNotChosenByATieAfterPooling) {
+  WindowTable executor;
+  executor.windows[{2, 1}] = {110, 111, 112, 113, 114, 115};  // ranked first (median 112.5)
+  executor.windows[{2, 2}] = {110, 111, 112, 113, 114, 115};  // pooled: [111, 114]
+  executor.windows[{1, 1}] = {100, 105, 110, 112, 113, 114};  // the start point, ranked second
+  executor.windows[{1, 2}] = {100, 101, 102, 103, 104, 105};  // below 111: it stops
+  nlohmann::json simpler = start(), faster = start();
+  faster["threads"] = 2;
+  Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
+  tuner.measure(simpler, "a");
+  tuner.measure(faster, "a");
+  tuner.confirm_best(2);
+  ASSERT_EQ(tuner.trials().size(), 4u);
+  const Trial& lead = tuner.trials()[2];
+  const Trial& raced = tuner.trials()[3];
+  ASSERT_EQ(raced.point, simpler);
+  EXPECT_EQ(raced.outpaced_by, lead.id);
+  EXPECT_FALSE(raced.ci_high < lead.ci_low);  // pooled, the intervals overlap: a tie by intervals alone
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->point, faster);
+  EXPECT_EQ(trial_from_json(to_json(raced)).outpaced_by, lead.id);  // journaled
 }
 
 TEST(Tuner, ARaceStopsBelowTheIncumbentsIntervalForThroughputOnly) {
