@@ -27,6 +27,7 @@
 #include "tuner/process_trial_executor.h"
 #include "tuner/search_space.h"
 #include "tuner/strategy.h"
+#include "tuner/target_time_cap.h"
 #include "tuner/tune_report.h"
 #include "tuner/tuner.h"
 #include "workloads/workload.h"
@@ -238,13 +239,6 @@ class TuneRun {
   std::vector<std::unique_ptr<Phase>> phases_;
 };
 
-// A time-to-target trial that has not reached the target by then cannot beat the best so far
-// (plus a margin for run-to-run noise): later trials are stopped there and recorded as rejected.
-void cap_at_best(ProcessTrialExecutor& executor, const Tuner& tuner, double cap_s) {
-  const Trial* best = tuner.best();
-  executor.set_time_cap(best && best->time_to_target_s ? std::min(cap_s, *best->time_to_target_s * 1.3 + 5) : cap_s);
-}
-
 void write_outputs(const Phase& phase, const TuneSummary& summary) {
   write_file_atomically(phase.dir + "/report.json", tune_report_json(*phase.tuner, summary).dump(2) + "\n");
   if (phase.tuner->best()) {
@@ -324,15 +318,20 @@ int run_tune(const TuneArgs& args) {
       target_trials.to_target = true;
       target_trials.time_cap_s = args.verify_cap_s;
       target_trials.timeout_s = args.verify_cap_s * 2;
-      // Every finished trial tightens the time cap of the next one.
+      // Every finished search trial tightens the time cap of the next one; the confirmation's
+      // trials all run under one looser cap (tuner/target_time_cap.h).
       const double cap = args.verify_cap_s;
-      Phase& phase = run.start_phase(args.out, tuned_base, target_space, target_options, target_trials,
-                                     [cap](Phase& p, const Tuner& tuner) { cap_at_best(*p.executor, tuner, cap); });
+      auto confirming = std::make_shared<bool>(false);
+      Phase& phase = run.start_phase(args.out, tuned_base, target_space, target_options, target_trials, [cap, confirming](Phase& p, const Tuner& tuner) {
+        if (!*confirming) p.executor->set_time_cap(search_time_cap(tuner, cap));
+      });
       final_phase = &phase;
-      cap_at_best(*phase.executor, *phase.tuner, cap);  // from the trials a resumed journal holds
+      phase.executor->set_time_cap(search_time_cap(*phase.tuner, cap));  // from the trials a resumed journal holds
       phase.tuner->run();
       try {
         refine_learning_rate(*phase.tuner, tuned_base, workload);
+        *confirming = true;
+        phase.executor->set_time_cap(confirmation_time_cap(*phase.tuner, cap));
         // The seed can move the target by a whole evaluation: the three fastest points are
         // trained again with the next seeds (as many seeds in all as --verify-seeds, at least
         // two) and the winner is chosen on all of them together: a horizon that reaches the
