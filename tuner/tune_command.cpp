@@ -416,10 +416,16 @@ int run_tune(const TuneArgs& args) {
       std::cout << "\nphase 2 (time to target: grid over the convergence knobs, LR refinement, next-seed confirmation):\n";
     }
     std::cout << trials_table(tuner);
-    if (best && to_target)
-      std::printf("\nbest: trial %lld, %.1f s to target, %s%s\n", static_cast<long long>(best->id), best->time_to_target_s.value_or(0.0),
-                  summary.throughput_phase.is_null() ? "" : (summary.throughput_phase["best_changes"].get<std::string>() + " ").c_str(),
-                  describe_changes(tuner, best->point).c_str());
+    if (best && to_target) {
+      // Phase 1's changes, less the knobs phase 2 set again (the recipe's batch), then phase 2's.
+      std::string changes = describe_changes(tuner, best->point);
+      if (two_phases && throughput->tuner->best()) {
+        nlohmann::json first = throughput->tuner->best()->point;
+        for (const auto& [knob, value] : best->point.items()) first.erase(knob);
+        if (const std::string c = describe_changes(*throughput->tuner, first); c != "(start)") changes = changes == "(start)" ? c : c + " " + changes;
+      }
+      std::printf("\nbest: trial %lld, %.1f s to target, %s\n", static_cast<long long>(best->id), best->time_to_target_s.value_or(0.0), changes.c_str());
+    }
     else if (best)
       std::printf("\nbest: trial %lld, %.0f %s/s [%.0f, %.0f], %s\n", static_cast<long long>(best->id), best->samples_per_second,
                   workload.throughput_unit.c_str(), best->ci_low, best->ci_high, describe_changes(tuner, best->point).c_str());
