@@ -44,10 +44,17 @@ class Climber {
   // op parallelises better) and fp32 against a reduced precision (compute weighs more). Refinement
   // at a larger batch does not try it again (run 5 of session 7 re-tried one thread and fp32 at
   // batch 512, 3.4 s each, after they lost by 17% at 64 and 15% at 256).
+  // Any other value that lost clearly at two smaller batch sizes is not tried again either: its
+  // gap did not close as the batch grew (session 9 bench runs 3 and 4 tried one loader thread at 64,
+  // 128, 256 and 512, 6 s of a 30 s search, losing clearly at the first two).
   bool lost_at_smaller_batch(const std::string& knob, const nlohmann::json& value) const {
-    const auto it = clear_losses_.find({knob, value.dump()});
     const auto batch = current_.find("batch_size");
-    return it != clear_losses_.end() && batch != current_.end() && batch->is_number() && it->second <= batch->get<int64_t>();
+    if (batch == current_.end() || !batch->is_number()) return false;
+    const int64_t here = batch->get<int64_t>();
+    const auto it = clear_losses_.find({knob, value.dump()});
+    if (it != clear_losses_.end() && it->second <= here) return true;
+    const auto at = clear_loss_batches_.find({knob, value.dump()});
+    return at != clear_loss_batches_.end() && std::count_if(at->second.begin(), at->second.end(), [&](int64_t b) { return b <= here; }) >= 2;
   }
 
   const nlohmann::json& current() const { return current_; }
@@ -63,7 +70,9 @@ class Climber {
   }
   void note_clear_loss(const std::string& knob, const nlohmann::json& loser, const nlohmann::json& winner, const nlohmann::json& at) {
     const auto batch = at.find("batch_size");
-    if (!gap_widens_with_batch(knob, loser, winner) || batch == at.end() || !batch->is_number()) return;
+    if (batch == at.end() || !batch->is_number() || knob == "batch_size") return;
+    clear_loss_batches_[{knob, loser.dump()}].insert(batch->get<int64_t>());
+    if (!gap_widens_with_batch(knob, loser, winner)) return;
     auto [it, inserted] = clear_losses_.emplace(std::make_pair(knob, loser.dump()), batch->get<int64_t>());
     if (!inserted) it->second = std::min(it->second, batch->get<int64_t>());
   }
@@ -73,6 +82,7 @@ class Climber {
   Trial best_;
   std::set<std::pair<std::string, std::string>> lost_;
   std::map<std::pair<std::string, std::string>, int64_t> clear_losses_;  // -> the smallest batch it lost at
+  std::map<std::pair<std::string, std::string>, std::set<int64_t>> clear_loss_batches_;  // -> every batch it lost clearly at
 };
 
 namespace {

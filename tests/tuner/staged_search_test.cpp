@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -174,6 +175,30 @@ TEST(StagedSearch, RefinementDoesNotRetryAtALargerBatchWhatCanOnlyLoseMore) {
     four_threads += t.point["threads"] == 4;
   }
   EXPECT_GT(four_threads, 0);
+}
+
+// Session 9 bench runs 3 and 4: one loader thread lost clearly at 64 and 128 and was still tried
+// at 256 and 512 as the refinement walked the batch up. A value that lost clearly at two smaller
+// batch sizes is not tried again.
+TEST(StagedSearch, RefinementDoesNotRetryWhatLostClearlyAtTwoSmallerBatches) {
+  SearchSpace space;
+  space.set_axis("num_workers", {0, 1});
+  space.set_axis("batch_size", {64, 128, 256, 512});
+  space.set_axis("amp", {"off", "bf16"});
+  TableExecutor executor([](const nlohmann::json& p) {
+    const auto b = static_cast<double>(p["batch_size"].get<int64_t>());
+    double v = p["amp"] == "off" ? 300 : 300 + b / 2;  // fp32 is flat, so the first growth stops at 128
+    if (p["num_workers"] == 1) v *= 0.9;
+    return v;
+  });
+  Tuner tuner(space, {{"num_workers", 0}, {"batch_size", 64}, {"amp", "off"}}, executor, with_strategy("staged"));
+  tuner.run();
+  const nlohmann::json optimum = {{"num_workers", 0}, {"batch_size", 512}, {"amp", "bf16"}};
+  EXPECT_EQ(tuner.best()->point, optimum) << tuner.best()->point.dump();
+  std::set<int64_t> one_worker_batches;  // 64 in fp32 and bf16, 128 in bf16
+  for (const auto& p : executor.measured)
+    if (p["num_workers"] == 1) one_worker_batches.insert(p["batch_size"].get<int64_t>());
+  EXPECT_EQ(one_worker_batches, (std::set<int64_t>{64, 128})) << ::testing::PrintToString(one_worker_batches);
 }
 
 TEST(StagedSearch, StopsWhenTheBudgetIsSpent) {
