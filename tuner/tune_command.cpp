@@ -417,11 +417,12 @@ int run_tune(const TuneArgs& args) {
     }
     std::cout << trials_table(tuner);
     if (best && to_target) {
-      // Phase 1's changes, less the knobs phase 2 set again (the recipe's batch), then phase 2's.
+      // Phase 1's changes, less the knobs phase 2 changed again (the recipe's batch), then phase 2's.
       std::string changes = describe_changes(tuner, best->point);
       if (two_phases && throughput->tuner->best()) {
         nlohmann::json first = throughput->tuner->best()->point;
-        for (const auto& [knob, value] : best->point.items()) first.erase(knob);
+        for (const auto& [knob, value] : best->point.items())
+          if (!tuner.start_point().contains(knob) || tuner.start_point()[knob] != value) first.erase(knob);
         if (const std::string c = describe_changes(*throughput->tuner, first); c != "(start)") changes = changes == "(start)" ? c : c + " " + changes;
       }
       std::printf("\nbest: trial %lld, %.1f s to target, %s\n", static_cast<long long>(best->id), best->time_to_target_s.value_or(0.0), changes.c_str());
