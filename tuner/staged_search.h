@@ -22,7 +22,10 @@
 // best's, it stops (the comparison is decided; the rest of its trial would be spent on a loser),
 // and a loser with amp gets no fp32 guard reference measured for it (Tuner::measure).
 // A step keeps a new value only when Tuner::better says so (intervals separated, or a tie
-// broken toward the simpler / cheaper configuration).
+// broken toward the simpler / cheaper configuration). A tie won by a configuration whose median
+// is more than 10% below the other's is settled first: the faster-looking one is measured again
+// (level 2, pooled), and the other too if it still ties that far ahead (a wide interval from a
+// noisy trial must not stop the climb).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 #include "tuner/staged_search.h"
 
+#include <array>
 #include <functional>
 #include <map>
 #include <set>
@@ -105,25 +106,35 @@ TEST(StagedSearch, RefinementSkipsValuesThatLostDecisively) {
 
 // Throughput read from a table (intervals +-1%, races as in SyntheticExecutor): shapes the
 // synthetic objective cannot, such as a slow spell on one point.
+// Or {low, median, high} read per point and budget level: a trial with a wide interval.
 class TableExecutor : public TrialExecutor {
  public:
-  explicit TableExecutor(std::function<double(const nlohmann::json&)> value) : value_(std::move(value)) {}
+  using Interval = std::array<double, 3>;
+  explicit TableExecutor(std::function<double(const nlohmann::json&)> value)
+      : interval_([value](const nlohmann::json& p, int64_t) {
+          const double v = value(p);
+          return Interval{v * 0.99, v, v * 1.01};
+        }) {}
+  explicit TableExecutor(std::function<Interval(const nlohmann::json&, int64_t)> interval) : interval_(std::move(interval)) {}
   Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
     Trial t;
     t.point = point;
     t.budget_level = request.budget_level;
     t.wall_time_s = 1.0;
     t.peak_memory_bytes = point.value("batch_size", int64_t{64}) * 1000;
-    t.samples_per_second = value_(point);
-    t.ci_low = t.samples_per_second * 0.99;
-    t.ci_high = t.samples_per_second * 1.01;
+    const Interval i = interval_(point, request.budget_level);
+    t.ci_low = i[0];
+    t.samples_per_second = i[1];
+    t.ci_high = i[2];
     measured.push_back(point);
+    levels.push_back(request.budget_level);
     return t;
   }
   std::vector<nlohmann::json> measured;
+  std::vector<int64_t> levels;
 
  private:
-  std::function<double(const nlohmann::json&)> value_;
+  std::function<Interval(const nlohmann::json&, int64_t)> interval_;
 };
 
 // fp32 peaks at batch 64; bf16 grows to 512, but its trial at 256 ran in a slow spell (below
@@ -199,6 +210,57 @@ TEST(StagedSearch, RefinementDoesNotRetryWhatLostClearlyAtTwoSmallerBatches) {
   for (const auto& p : executor.measured)
     if (p["num_workers"] == 1) one_worker_batches.insert(p["batch_size"].get<int64_t>());
   EXPECT_EQ(one_worker_batches, (std::set<int64_t>{64, 128})) << ::testing::PrintToString(one_worker_batches);
+}
+
+// Session 9 bench run 5: the incumbent (batch 64, fp32) read [2846, 3501]; batch 128 (3722) and
+// 256 (3778) overlapped it, so both were ties won by the simpler batch 64, and bf16 at 64, in a
+// slow spell (3129), tied too. The search ended on fp32. A tie whose candidate median is more than
+// 10% higher is settled by measuring the candidate again (level 2, pooled): 128 wins clearly, and
+// from there bf16 does.
+TEST(StagedSearch, ATieFarAheadOfAWideIncumbentIsSettledByMeasuringAgain) {
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 128, 256});
+  space.set_axis("amp", {"off", "bf16"});
+  TableExecutor executor([](const nlohmann::json& p, int64_t level) -> TableExecutor::Interval {
+    const auto b = p["batch_size"].get<int64_t>();
+    if (p["amp"] == "bf16") {
+      const double v = std::map<int64_t, double>{{64, 3129}, {128, 4500}, {256, 5000}}.at(b);
+      return {v * 0.99, v, v * 1.01};
+    }
+    if (level >= 2) {
+      const double v = std::map<int64_t, double>{{64, 3200}, {128, 3780}, {256, 3840}}.at(b);
+      return {v * 0.99, v, v * 1.01};
+    }
+    return std::map<int64_t, TableExecutor::Interval>{{64, {2846, 3024, 3501}}, {128, {3290, 3722, 3831}}, {256, {3258, 3778, 3901}}}.at(b);
+  });
+  Tuner tuner(space, {{"batch_size", 64}, {"amp", "off"}}, executor, with_strategy("staged"));
+  tuner.run();
+  const nlohmann::json optimum = {{"batch_size", 256}, {"amp", "bf16"}};
+  EXPECT_EQ(tuner.best()->point, optimum) << tuner.best()->point.dump();
+  int settled = 0;
+  for (const auto& t : tuner.trials()) settled += t.stage == "settle";
+  EXPECT_EQ(settled, 1);  // batch 128 at level 2: it then beats the wide incumbent clearly
+
+  // A budget that ends the search before its confirmation: the settled level-2 trial does not
+  // make level 2 the deciding one (bf16 at 128, measured at level 1 after it, is faster).
+  TableExecutor again(executor);
+  Tuner cut(space, {{"batch_size", 64}, {"amp", "off"}}, again, with_strategy("staged", 5));
+  cut.run();
+  ASSERT_EQ(cut.trials().size(), 5u);
+  EXPECT_EQ(cut.trials()[2].stage, "settle");
+  EXPECT_EQ(cut.best()->point, (nlohmann::json{{"batch_size", 128}, {"amp", "bf16"}})) << cut.best()->point.dump();
+}
+
+// A tie within 10% is not settled: the simpler configuration keeps it with no second trial.
+TEST(StagedSearch, ANarrowTieIsNotMeasuredAgain) {
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 128});
+  TableExecutor executor([](const nlohmann::json& p, int64_t) -> TableExecutor::Interval {
+    return p["batch_size"] == 64 ? TableExecutor::Interval{2900, 3000, 3400} : TableExecutor::Interval{3000, 3250, 3450};
+  });
+  Tuner tuner(space, {{"batch_size", 64}}, executor, with_strategy("staged"));
+  tuner.run();
+  for (const auto& t : tuner.trials()) EXPECT_NE(t.stage, "settle") << t.point.dump();
 }
 
 TEST(StagedSearch, StopsWhenTheBudgetIsSpent) {
