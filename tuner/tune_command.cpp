@@ -280,6 +280,7 @@ int run_tune(const TuneArgs& args) {
   options.budget_s = args.budget.empty() ? 0 : parse_duration_s(args.budget, "tune", "--budget");
   options.seed = args.seed;
   options.resume = args.resume;
+  options.ties_prefer_smaller_batch = to_target;
 
   ProcessTrialOptions trial_options;
   trial_options.dyno_binary = current_executable();

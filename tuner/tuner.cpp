@@ -213,9 +213,14 @@ bool Tuner::better(const Trial& a, const Trial& b) const {
   if (b.id != 0 && a.outpaced_by == b.id) return false;
   if (a.ci_low > b.ci_high) return true;
   if (b.ci_low > a.ci_high) return false;
-  // A tie: prefer the simpler configuration, then the one that needs materially less memory.
+  // A tie: prefer the simpler configuration, then (when asked) the smaller batch, then the one that
+  // needs materially less memory.
   const int64_t ca = complexity(a.point), cb = complexity(b.point);
   if (ca != cb) return ca < cb;
+  if (options_.ties_prefer_smaller_batch) {
+    const auto ba = a.point.find("batch_size"), bb = b.point.find("batch_size");
+    if (ba != a.point.end() && bb != b.point.end() && ba->is_number() && bb->is_number() && *ba != *bb) return *ba < *bb;
+  }
   if (a.peak_memory_bytes > 0 && b.peak_memory_bytes > 0) {
     const double saving = static_cast<double>(b.peak_memory_bytes - a.peak_memory_bytes);
     const double material = std::max(0.05 * static_cast<double>(std::max(a.peak_memory_bytes, b.peak_memory_bytes)),

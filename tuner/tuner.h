@@ -3,9 +3,9 @@
 // point and budget level), applies the convergence guard, appends each finished trial to the
 // journal (flushed, so a killed run resumes with nothing lost or repeated), enforces the budget,
 // and compares trials noise-aware: overlapping 95% intervals are a tie, broken toward the
-// simpler (fewer knobs changed from the start point), then the cheaper config (clearly less
-// memory, by an amount that matters on the device: see TunerOptions::memory_capacity_bytes), and
-// last the higher median.
+// simpler (fewer knobs changed from the start point), then (when asked) the smaller batch, then the
+// cheaper config (clearly less memory, by an amount that matters on the device: see
+// TunerOptions::memory_capacity_bytes), and last the higher median.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +41,11 @@ struct TunerOptions {
   // 0 = unknown: any 5% saving breaks a tie.
   int64_t memory_capacity_bytes = 0;
   static constexpr double kMaterialMemoryShare = 0.02;
+  // A tie is broken toward the smaller batch before memory and the median (after simplicity): set
+  // for the throughput phase of a time-to-target run, where a larger batch takes fewer steps per
+  // epoch and usually more epochs to reach the target (session 9's cnn-ttt2: bf16 b1024 tied with
+  // b512 and won on its median; none of phase 2's 16 trials at 1024 reached the target in the cap).
+  bool ties_prefer_smaller_batch = false;
   std::string journal_path;              // empty = no journal
   bool resume = false;
   ConvergenceGuard guard;

@@ -71,6 +71,28 @@ TEST(Tuner, ATieGoesToLessMemoryOnlyWhenTheSavingMattersOnTheDevice) {
   EXPECT_FALSE(prefers_large(0));                  // capacity unknown: any 5% saving counts
 }
 
+// Time to target's throughput phase: a tie goes to the smaller batch (fewer epochs to the target)
+// even where the larger one's median is higher; separated intervals still go to the faster one.
+TEST(Tuner, ATieCanBeBrokenTowardTheSmallerBatch) {
+  Trial small, large;
+  small.point = large.point = start();
+  small.point["batch_size"] = 512;
+  large.point["batch_size"] = 1024;
+  small.samples_per_second = small.objective = 5800;
+  small.ci_low = 5600, small.ci_high = 5950;
+  large.samples_per_second = large.objective = 6000;
+  large.ci_low = 5900, large.ci_high = 6100;
+  testing::SyntheticExecutor executor;
+  TunerOptions options;
+  EXPECT_TRUE(Tuner(testing::synthetic_space(), start(), executor, options).better(large, small));
+  options.ties_prefer_smaller_batch = true;
+  Tuner tuner(testing::synthetic_space(), start(), executor, options);
+  EXPECT_TRUE(tuner.better(small, large));
+  EXPECT_FALSE(tuner.better(large, small));
+  large.ci_low = 5960;
+  EXPECT_TRUE(tuner.better(large, small));
+}
+
 TEST(Tuner, ResumeFromTheJournalRepeatsNothingAndLosesNothing) {
   const std::string journal = temp_journal("resume");
   TunerOptions options;
