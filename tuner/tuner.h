@@ -118,6 +118,7 @@ class Tuner {
   std::map<std::string, size_t> by_key_;
   bool resumed_ = false;
   int64_t awaiting_reference_ = 0;  // trials executed but waiting for their guard reference
+  int64_t confirmed_level_ = 1;     // the highest level confirm_best() was asked for (see best())
 };
 
 // The journal's first line: what the run was, so --resume can refuse a mismatched one.

@@ -1,6 +1,5 @@
 #include "tuner/staged_search.h"
 
-#include <array>
 #include <functional>
 #include <map>
 #include <set>
@@ -11,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "synthetic_executor.h"
+#include "table_executor.h"
 #include "tuner/strategy.h"
 #include "tuner/tuner.h"
 
@@ -104,39 +104,6 @@ TEST(StagedSearch, RefinementSkipsValuesThatLostDecisively) {
   }
 }
 
-// Throughput read from a table (intervals +-1%, races as in SyntheticExecutor): shapes the
-// synthetic objective cannot, such as a slow spell on one point.
-// Or {low, median, high} read per point and budget level: a trial with a wide interval.
-class TableExecutor : public TrialExecutor {
- public:
-  using Interval = std::array<double, 3>;
-  explicit TableExecutor(std::function<double(const nlohmann::json&)> value)
-      : interval_([value](const nlohmann::json& p, int64_t) {
-          const double v = value(p);
-          return Interval{v * 0.99, v, v * 1.01};
-        }) {}
-  explicit TableExecutor(std::function<Interval(const nlohmann::json&, int64_t)> interval) : interval_(std::move(interval)) {}
-  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
-    Trial t;
-    t.point = point;
-    t.budget_level = request.budget_level;
-    t.wall_time_s = 1.0;
-    t.peak_memory_bytes = point.value("batch_size", int64_t{64}) * 1000;
-    const Interval i = interval_(point, request.budget_level);
-    t.ci_low = i[0];
-    t.samples_per_second = i[1];
-    t.ci_high = i[2];
-    measured.push_back(point);
-    levels.push_back(request.budget_level);
-    return t;
-  }
-  std::vector<nlohmann::json> measured;
-  std::vector<int64_t> levels;
-
- private:
-  std::function<Interval(const nlohmann::json&, int64_t)> interval_;
-};
-
 // fp32 peaks at batch 64; bf16 grows to 512, but its trial at 256 ran in a slow spell (below
 // 128). The refinement finds bf16 at 128 and loses at 256; the regrowth from 128 meets that
 // loss first and, with a patience of one, still tries 512.
@@ -144,7 +111,7 @@ TEST(StagedSearch, RegrowthIsPatientWithOneClearDecline) {
   SearchSpace space;
   space.set_axis("batch_size", {64, 128, 256, 512});
   space.set_axis("amp", {"off", "bf16"});
-  TableExecutor executor([](const nlohmann::json& p) {
+  testing::TableExecutor executor([](const nlohmann::json& p) {
     const auto b = p["batch_size"].get<int64_t>();
     if (p["amp"] == "off") return b == 64 ? 300.0 : 290.0 - b / 100.0;
     return std::map<int64_t, double>{{64, 400}, {128, 440}, {256, 420}, {512, 500}}.at(b);
@@ -165,7 +132,7 @@ TEST(StagedSearch, RefinementDoesNotRetryAtALargerBatchWhatCanOnlyLoseMore) {
   space.set_axis("threads", {1, 2, 4});
   space.set_axis("batch_size", {64, 128, 256, 512});
   space.set_axis("amp", {"off", "bf16"});
-  TableExecutor executor([](const nlohmann::json& p) {
+  testing::TableExecutor executor([](const nlohmann::json& p) {
     const auto b = static_cast<double>(p["batch_size"].get<int64_t>());
     double v = 100 + b / 4;  // grows to 512
     const auto threads = p["threads"].get<int64_t>();
@@ -196,7 +163,7 @@ TEST(StagedSearch, RefinementDoesNotRetryWhatLostClearlyAtTwoSmallerBatches) {
   space.set_axis("num_workers", {0, 1});
   space.set_axis("batch_size", {64, 128, 256, 512});
   space.set_axis("amp", {"off", "bf16"});
-  TableExecutor executor([](const nlohmann::json& p) {
+  testing::TableExecutor executor([](const nlohmann::json& p) {
     const auto b = static_cast<double>(p["batch_size"].get<int64_t>());
     double v = p["amp"] == "off" ? 300 : 300 + b / 2;  // fp32 is flat, so the first growth stops at 128
     if (p["num_workers"] == 1) v *= 0.9;
@@ -221,7 +188,7 @@ TEST(StagedSearch, ATieFarAheadOfAWideIncumbentIsSettledByMeasuringAgain) {
   SearchSpace space;
   space.set_axis("batch_size", {64, 128, 256});
   space.set_axis("amp", {"off", "bf16"});
-  TableExecutor executor([](const nlohmann::json& p, int64_t level) -> TableExecutor::Interval {
+  testing::TableExecutor executor([](const nlohmann::json& p, int64_t level) -> testing::TableExecutor::Interval {
     const auto b = p["batch_size"].get<int64_t>();
     if (p["amp"] == "bf16") {
       const double v = std::map<int64_t, double>{{64, 3129}, {128, 4500}, {256, 5000}}.at(b);
@@ -231,7 +198,7 @@ TEST(StagedSearch, ATieFarAheadOfAWideIncumbentIsSettledByMeasuringAgain) {
       const double v = std::map<int64_t, double>{{64, 3200}, {128, 3780}, {256, 3840}}.at(b);
       return {v * 0.99, v, v * 1.01};
     }
-    return std::map<int64_t, TableExecutor::Interval>{{64, {2846, 3024, 3501}}, {128, {3290, 3722, 3831}}, {256, {3258, 3778, 3901}}}.at(b);
+    return std::map<int64_t, testing::TableExecutor::Interval>{{64, {2846, 3024, 3501}}, {128, {3290, 3722, 3831}}, {256, {3258, 3778, 3901}}}.at(b);
   });
   Tuner tuner(space, {{"batch_size", 64}, {"amp", "off"}}, executor, with_strategy("staged"));
   tuner.run();
@@ -243,7 +210,7 @@ TEST(StagedSearch, ATieFarAheadOfAWideIncumbentIsSettledByMeasuringAgain) {
 
   // A budget that ends the search before its confirmation: the settled level-2 trial does not
   // make level 2 the deciding one (bf16 at 128, measured at level 1 after it, is faster).
-  TableExecutor again(executor);
+  testing::TableExecutor again(executor);
   Tuner cut(space, {{"batch_size", 64}, {"amp", "off"}}, again, with_strategy("staged", 5));
   cut.run();
   ASSERT_EQ(cut.trials().size(), 5u);
@@ -255,8 +222,8 @@ TEST(StagedSearch, ATieFarAheadOfAWideIncumbentIsSettledByMeasuringAgain) {
 TEST(StagedSearch, ANarrowTieIsNotMeasuredAgain) {
   SearchSpace space;
   space.set_axis("batch_size", {64, 128});
-  TableExecutor executor([](const nlohmann::json& p, int64_t) -> TableExecutor::Interval {
-    return p["batch_size"] == 64 ? TableExecutor::Interval{2900, 3000, 3400} : TableExecutor::Interval{3000, 3250, 3450};
+  testing::TableExecutor executor([](const nlohmann::json& p, int64_t) -> testing::TableExecutor::Interval {
+    return p["batch_size"] == 64 ? testing::TableExecutor::Interval{2900, 3000, 3400} : testing::TableExecutor::Interval{3000, 3250, 3450};
   });
   Tuner tuner(space, {{"batch_size", 64}}, executor, with_strategy("staged"));
   tuner.run();

@@ -12,6 +12,7 @@
 
 #include "reports/atomic_file.h"
 #include "synthetic_executor.h"
+#include "table_executor.h"
 
 namespace dyno {
 namespace {
@@ -91,6 +92,28 @@ TEST(Tuner, ATieCanBeBrokenTowardTheSmallerBatch) {
   EXPECT_FALSE(tuner.better(large, small));
   large.ci_low = 5960;
   EXPECT_TRUE(tuner.better(large, small));
+}
+
+// A strategy's level-2 "settle" trials decide only once a confirmation reaches level 2; then a
+// settled trial serves as that finalist's confirmation (memoised).
+TEST(Tuner, SettledTrialsDecideOnlyOnceTheConfirmationReachesTheirLevel) {
+  testing::TableExecutor executor([](const nlohmann::json& p, int64_t level) -> testing::TableExecutor::Interval {
+    const double v = p["batch_size"] == 64 ? (level == 1 ? 100 : 80) : (level == 1 ? 90 : 95);
+    return {v * 0.99, v, v * 1.01};
+  });
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 128});
+  Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
+  tuner.measure({{"batch_size", 64}}, "start");
+  tuner.measure({{"batch_size", 128}}, "batch");
+  tuner.measure({{"batch_size", 128}}, "settle", 2);
+  tuner.measure({{"batch_size", 64}}, "settle", 2);
+  EXPECT_EQ(tuner.best()->point["batch_size"], 64);  // no confirmation yet: level 1 decides
+  EXPECT_EQ(tuner.best()->budget_level, 1);
+  tuner.confirm_best(2);
+  EXPECT_EQ(executor.measured.size(), 4u);  // both finalists' level 2 were measured already
+  EXPECT_EQ(tuner.best()->point["batch_size"], 128);
+  EXPECT_EQ(tuner.best()->budget_level, 2);
 }
 
 TEST(Tuner, ResumeFromTheJournalRepeatsNothingAndLosesNothing) {
