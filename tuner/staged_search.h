@@ -17,7 +17,9 @@
 //      the new batch;
 //   6. confirmation: the two fastest distinct points are measured once more (budget level 2: a
 //      second process, pooled with the first; the second races the first) and the winner is
-//      chosen among those (a lucky short trial does not win).
+//      chosen among those (a lucky short trial does not win);
+//   7. when the confirmation's winner has other knobs than where the climb ended, the batch grown
+//      from the winner (patient) and the fastest points confirmed once more.
 // Every candidate races the best so far: once its throughput's whole interval lies below the
 // best's, it stops (the comparison is decided; the rest of its trial would be spent on a loser),
 // and a loser with amp gets no fp32 guard reference measured for it (Tuner::measure).

@@ -218,6 +218,33 @@ TEST(StagedSearch, ATieFarAheadOfAWideIncumbentIsSettledByMeasuringAgain) {
   EXPECT_EQ(cut.best()->point, (nlohmann::json{{"batch_size", 128}, {"amp", "bf16"}})) << cut.best()->point.dump();
 }
 
+// Session 10 bench run 4: fp32 at 128 ran in a slow spell (a clear decline: the growth stopped at
+// 64), and bf16 at 64 tied with fp32 within 10% (not settled, not adopted), so the climb ended on
+// fp32 at 64 and never grew bf16's batch. bf16 at 64 won the confirmation; the batch is then
+// grown from it.
+TEST(StagedSearch, TheBatchIsGrownFromAConfirmationWinnerWithOtherKnobs) {
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 128, 256});
+  space.set_axis("amp", {"off", "bf16"});
+  testing::TableExecutor executor([](const nlohmann::json& p, int64_t level) -> testing::TableExecutor::Interval {
+    const auto b = p["batch_size"].get<int64_t>();
+    if (p["amp"] == "off") {
+      if (b == 64) return level == 1 ? testing::TableExecutor::Interval{3458, 3588, 3669} : testing::TableExecutor::Interval{3500, 3600, 3700};
+      if (b == 128) return {2738, 2987, 3223};
+      return {3600, 3650, 3700};
+    }
+    if (b == 64) return level == 1 ? testing::TableExecutor::Interval{3314, 3781, 4280} : testing::TableExecutor::Interval{4400, 4500, 4600};
+    const double v = b == 128 ? 4700 : 4900;
+    return {v * 0.99, v, v * 1.01};
+  });
+  Tuner tuner(space, {{"batch_size", 64}, {"amp", "off"}}, executor, with_strategy("staged"));
+  tuner.run();
+  const nlohmann::json optimum = {{"batch_size", 256}, {"amp", "bf16"}};
+  EXPECT_EQ(tuner.best()->point, optimum) << tuner.best()->point.dump();
+  EXPECT_EQ(tuner.best()->budget_level, 2);
+  for (const auto& p : executor.measured) EXPECT_FALSE(p["amp"] == "off" && p["batch_size"] == 256) << p.dump();
+}
+
 // A tie within 10% is not settled: the simpler configuration keeps it with no second trial.
 TEST(StagedSearch, ANarrowTieIsNotMeasuredAgain) {
   SearchSpace space;
