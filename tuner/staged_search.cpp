@@ -90,7 +90,6 @@ class Climber {
   // time to target is another seed: a whole training run). The level-2 trial of a fast point is
   // usually a finalist's confirmation taken early: memoised, it is not measured again.
   void decide(const nlohmann::json& point, Trial trial) {
-    nlohmann::json incumbent_point = current_;
     Trial incumbent = best_;
     auto far_ahead = [](const Trial& a, const Trial& b) { return a.objective > (1 + kSettleGap) * b.objective; };
     auto unsettled = [&] {
@@ -98,14 +97,13 @@ class Climber {
       if (trial.ci_high < incumbent.ci_low || incumbent.ci_high < trial.ci_low) return false;
       return tuner_.better(trial, incumbent) ? far_ahead(incumbent, trial) : far_ahead(trial, incumbent);
     };
-    auto remeasure = [&](const nlohmann::json& p, Trial& t, const Trial& rival) {
-      if (t.budget_level == 1) t = tuner_.measure(p, "settle", 2, &rival);
-    };
     if (unsettled()) {
-      const bool candidate_ahead = trial.objective > incumbent.objective;
-      if (candidate_ahead) remeasure(point, trial, incumbent); else remeasure(incumbent_point, incumbent, trial);
-      if (unsettled()) {
-        if (candidate_ahead) remeasure(incumbent_point, incumbent, trial); else remeasure(point, trial, incumbent);
+      // The faster-looking side first, then (still unsettled) the other.
+      Trial* ahead = trial.objective > incumbent.objective ? &trial : &incumbent;
+      for (Trial* side : {ahead, ahead == &trial ? &incumbent : &trial}) {
+        const Trial& rival = side == &trial ? incumbent : trial;
+        if (side->budget_level == 1) *side = tuner_.measure(side == &trial ? point : current_, kSettleStage, 2, &rival);
+        if (!unsettled()) break;
       }
     }
     best_ = incumbent;

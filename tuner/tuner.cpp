@@ -234,14 +234,14 @@ bool Tuner::better(const Trial& a, const Trial& b) const {
 // The highest level measured decides, but a point that failed at a level above the one it is
 // judged at is not chosen (a horizon that missed the target on seed 3 does not win on its first
 // two seeds); when nothing at a level qualifies, the level below decides. A trial a strategy took
-// at a higher level to settle one comparison (stage "settle") makes that level the deciding one
+// at a higher level to settle one comparison (kSettleStage) makes that level the deciding one
 // only once a confirmation has reached it (it may then serve as a finalist's measurement): when
 // the budget ends the search before its confirmation, the level below, where every point was
 // measured, decides.
 const Trial* Tuner::best() const {
   int64_t top_level = 0, max_level = 0;
   for (const auto& t : trials_) {
-    if (t.choosable() && (t.stage != "settle" || t.budget_level <= confirmed_level_)) top_level = std::max(top_level, t.budget_level);
+    if (t.choosable() && (t.stage != kSettleStage || t.budget_level <= confirmed_level_)) top_level = std::max(top_level, t.budget_level);
     max_level = std::max(max_level, t.budget_level);
   }
   auto failed_above = [&](const Trial& t) {

@@ -23,6 +23,10 @@
 
 namespace dyno {
 
+// The stage of a trial a strategy measures at a higher budget level to settle one comparison
+// during its search (not a confirmation): see Tuner::best().
+inline constexpr const char kSettleStage[] = "settle";
+
 // Thrown by measure() when the trial or time budget is spent; strategies let it propagate.
 struct BudgetExhausted {};
 // Thrown by measure() when the user interrupted the run (the journal is intact: resume later).
