@@ -29,17 +29,6 @@ std::vector<double> losses(const RunReport& r) {
   return out;
 }
 
-TEST(Engine, SetToNoneLeavesGradientsUndefined) {
-  auto w = torch::ones({2}, torch::requires_grad());
-  torch::optim::SGD sgd({w}, torch::optim::SGDOptions(0.1));
-  (w * 3).sum().backward();
-  zero_gradients(sgd, /*set_to_none=*/false);
-  ASSERT_TRUE(w.grad().defined());
-  EXPECT_TRUE(torch::equal(w.grad(), torch::zeros({2})));
-  zero_gradients(sgd, /*set_to_none=*/true);
-  EXPECT_FALSE(w.grad().defined());
-}
-
 TEST(Engine, TrainsAndReportsEveryPhase) {
   RunConfig c = tiny("fashion-mlp");
   RunReport r = Engine().run(c);
