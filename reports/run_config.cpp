@@ -90,6 +90,9 @@ std::vector<Knob> build_table() {
   t.back().tunable = true;
   t.push_back(choice(make_knob("optimizer", K::Choice, &C::optimizer, "optimizer; auto = the workload's recipe"),
                      {"auto", "sgd", "adamw"}, true));
+  t.push_back(choice(make_knob("optimizer_impl", K::Choice, &C::optimizer_impl,
+                               "optimizer step: fused (one kernel for all parameters), foreach (multi-tensor ops) or loop (per parameter)"),
+                     {"fused", "foreach", "loop"}, true));
   t.push_back(choice(make_knob("schedule", K::Choice, &C::schedule, "LR schedule; auto = the workload's recipe"),
                      {"auto", "constant", "cosine", "onecycle"}, true));
   t.push_back(ranged(make_knob("clip_grad_norm", K::Real, &C::clip_grad_norm, "clip the global gradient norm to this; 0 = off"), 0, 1e6));
@@ -122,7 +125,7 @@ std::vector<Knob> build_table() {
   t.push_back(ranged(make_knob("slowdown_percent", K::Real, &C::slowdown_percent, "testing: add this % of the step's own time to each step (calibrated slowdown)"), 0, 1000));
   // Distributed data parallel.
   t.push_back(ranged(make_ddp_knob("world_size", K::Integer, &DdpConfig::world_size, "data-parallel ranks"), 1, 4096, true));
-  t.push_back(choice(make_ddp_knob("backend", K::Choice, &DdpConfig::backend, "c10d backend: gloo (cpu) or nccl (cuda)"), {"gloo", "nccl"}, true));
+  t.push_back(choice(make_ddp_knob("backend", K::Choice, &DdpConfig::backend, "c10d backend: auto (nccl on cuda, gloo on cpu), gloo or nccl"), {"auto", "gloo", "nccl"}, true));
   t.push_back(ranged(make_ddp_knob("bucket_cap_mb", K::Real, &DdpConfig::bucket_cap_mb, "gradient bucket size in MiB"), 0.01, 4096));
   t.back().tunable = true;
   t.push_back(tunable(make_ddp_knob("gradient_as_bucket_view", K::Boolean, &DdpConfig::gradient_as_bucket_view, "gradients are views into the buckets")));

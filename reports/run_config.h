@@ -13,7 +13,7 @@ namespace dyno {
 
 struct DdpConfig {
   int64_t world_size = 1;
-  std::string backend = "gloo";  // gloo | nccl
+  std::string backend = "auto";  // auto (nccl on cuda, gloo on cpu) | gloo | nccl
   double bucket_cap_mb = 25.0;
   bool gradient_as_bucket_view = false;
   std::string comm_hook = "none";  // none | fp16 | bf16
@@ -56,6 +56,7 @@ struct RunConfig {
   int64_t grad_accum_steps = 1;
   double lr = 0;                       // 0 = the workload's recipe
   std::string optimizer = "auto";      // auto | sgd | adamw
+  std::string optimizer_impl = "fused";  // fused | foreach | loop
   std::string schedule = "auto";       // auto | constant | cosine | onecycle
   double clip_grad_norm = 0;           // 0 = off
   double label_smoothing = 0;          // cross-entropy label smoothing; 0 = off
@@ -69,7 +70,7 @@ struct RunConfig {
   int64_t threads = 0;  // 0 = LibTorch's default
   bool channels_last = false;
   bool flush_denormal = false;  // CPU flushes subnormal floats to zero (FTZ/DAZ)
-  std::string host_allocator = "system";  // system | retain (keep freed host memory for reuse)
+  std::string host_allocator = "retain";  // retain (keep freed host memory for reuse) | system (libc defaults)
   bool checkpointing = false;
 
   // Training state.

@@ -36,6 +36,7 @@ class CpuBackend : public DeviceBackend {
   void apply_flags(const RunConfig& config) override {
     at::globalContext().setDeterministicAlgorithms(config.deterministic, /*warn_only=*/false);
   }
+  std::unique_ptr<PhaseClock> make_phase_clock() override { return std::make_unique<HostPhaseClock>(); }
 };
 
 }  // namespace
@@ -48,10 +49,10 @@ int64_t resident_set_peak_bytes() {
   return 0;
 }
 
-std::unique_ptr<DeviceBackend> make_device_backend(const std::string& device) {
-  if (device == "cpu") return std::make_unique<CpuBackend>();
-  if (device == "cuda") return make_cuda_backend();
-  throw UserError("config", "device: '" + device + "' is not one of cpu, cuda");
+std::unique_ptr<DeviceBackend> make_device_backend(const RunConfig& config, int64_t local_rank) {
+  if (config.device == "cpu") return std::make_unique<CpuBackend>();
+  if (config.device == "cuda") return make_cuda_backend(config, local_rank);
+  throw UserError("config", "device: '" + config.device + "' is not one of cpu, cuda");
 }
 
 }  // namespace dyno

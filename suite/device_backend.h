@@ -9,6 +9,8 @@
 
 #include <c10/core/Device.h>
 
+#include "suite/phase_clock.h"
+
 namespace dyno {
 
 struct RunConfig;
@@ -26,13 +28,17 @@ class DeviceBackend {
   virtual int64_t memory_capacity_bytes() = 0;
   // Applies cudnn_benchmark, tf32 and deterministic where the device has them.
   virtual void apply_flags(const RunConfig& config) = 0;
+  // The clock for phase times: the host's wall clock on the CPU, stream events on CUDA.
+  virtual std::unique_ptr<PhaseClock> make_phase_clock() = 0;
 };
 
-// Throws UserError when the device is not available in this build or on this machine.
-std::unique_ptr<DeviceBackend> make_device_backend(const std::string& device);
+// The backend of config.device; on CUDA the process's current device becomes GPU `local_rank`
+// (modulo the GPUs visible, where ranks may share one: gloo). Throws UserError when the device is
+// not available in this build or on this machine, and when nccl ranks outnumber the GPUs.
+std::unique_ptr<DeviceBackend> make_device_backend(const RunConfig& config, int64_t local_rank = 0);
 
 // Defined in suite/cuda/ (or suite/no_cuda/ for a CPU-only LibTorch).
-std::unique_ptr<DeviceBackend> make_cuda_backend();
+std::unique_ptr<DeviceBackend> make_cuda_backend(const RunConfig& config, int64_t local_rank);
 bool cuda_backend_compiled();
 
 // Resident-set high-water mark of this process (VmHWM), in bytes.

@@ -26,6 +26,7 @@
 #include "suite/nvtx_range.h"
 #include "suite/phase_clock.h"
 #include "suite/process_settings.h"
+#include "suite/training_optimizer.h"
 #include "suite/training_state.h"
 #include "workloads/workload.h"
 
@@ -102,16 +103,8 @@ EvalResult evaluate(SegmentedModel& model, const std::shared_ptr<const ExampleSo
   return result;
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const RunConfig& config, const Recipe& recipe,
-                                                        const std::vector<torch::Tensor>& parameters) {
-  if (config.optimizer == "sgd")
-    return std::make_unique<torch::optim::SGD>(
-        parameters, torch::optim::SGDOptions(config.lr).momentum(recipe.momentum).weight_decay(recipe.weight_decay));
-  return std::make_unique<torch::optim::AdamW>(parameters, torch::optim::AdamWOptions(config.lr).weight_decay(recipe.weight_decay));
-}
-
-void set_lr(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+TrainingOptimizer make_optimizer(const RunConfig& config, const Recipe& recipe, const std::vector<torch::Tensor>& parameters) {
+  return TrainingOptimizer(parameters, {config.optimizer, config.optimizer_impl, config.lr, recipe.momentum, recipe.weight_decay});
 }
 
 [[noreturn]] void fire_fault(const std::string& fault) {
@@ -132,29 +125,13 @@ void busy_wait(double seconds) {
 
 }  // namespace
 
-void zero_gradients(torch::optim::Optimizer& optimizer, bool set_to_none) {
-  // As torch.optim.Optimizer.zero_grad: a gradient that is a view (DDP's gradient_as_bucket_view)
-  // cannot be detached in place, so only one with a grad_fn is detached; the rest stop requiring grad.
-  for (auto& group : optimizer.param_groups())
-    for (auto& p : group.params()) {
-      if (!p.grad().defined()) continue;
-      if (set_to_none) {
-        p.mutable_grad().reset();
-        continue;
-      }
-      auto& grad = p.mutable_grad();
-      if (grad.grad_fn()) grad = grad.detach();
-      else grad.requires_grad_(false);
-      grad.zero_();
-    }
-}
-
 RunConfig resolve_config(const RunConfig& input, const Workload& workload) {
   RunConfig config = input;
   const Recipe& recipe = workload.recipe;
   if (config.optimizer == "auto") config.optimizer = recipe.optimizer;
   if (config.schedule == "auto") config.schedule = recipe.schedule;
   if (config.epochs == 0) config.epochs = recipe.epochs;
+  if (config.ddp.backend == "auto") config.ddp.backend = config.device == "cuda" ? "nccl" : "gloo";
   if (config.lr == 0) config.lr = scaled_lr(recipe.lr, config.lr_scaling, effective_batch_size(config), recipe.reference_batch_size);
   validate_combination(config);
   if (config.channels_last && !workload.convolutional)
@@ -163,6 +140,18 @@ RunConfig resolve_config(const RunConfig& input, const Workload& workload) {
 }
 
 RunReport Engine::run(const RunConfig& input) {
+  RunReport report;
+  try {
+    run_into(input, report);
+  } catch (const c10::OutOfMemoryError& e) {  // in set-up: moving the model, the broadcast, the reducer's buckets
+    report.outcome = "oom";
+    report.outcome_reason = std::string("out of memory while setting up the run: ") + e.what_without_backtrace();
+    report.summary.stop_reason = "oom";
+  }
+  return report;
+}
+
+void Engine::run_into(const RunConfig& input, RunReport& report) {
   const Workload& workload = workload_or_throw(input.workload);
   // Data parallelism comes from the launcher's environment (dyno launch, torchrun, a scheduler).
   RunConfig requested = input;
@@ -177,7 +166,8 @@ RunReport Engine::run(const RunConfig& input) {
                                   std::to_string(requested.ddp.world_size) + " -- dyno train ...` or torchrun --no-python");
   }
   const RunConfig config = resolve_config(requested, workload);
-  auto backend = make_device_backend(config.device);
+  // Before any CUDA work: each rank on its own GPU (LOCAL_RANK's), as torchrun users do with set_device.
+  auto backend = make_device_backend(config, distributed_env ? distributed_env->local_rank : 0);
   const c10::Device device = backend->device();
 
   apply_host_allocator(config.host_allocator);
@@ -186,7 +176,6 @@ RunReport Engine::run(const RunConfig& input) {
   backend->apply_flags(config);
   torch::manual_seed(config.seed);
 
-  RunReport report;
   report.config = to_json(config);
   report.environment = collect_environment(*backend);
   report.summary.metric_name = workload.metric_name;
@@ -230,12 +219,13 @@ RunReport Engine::run(const RunConfig& input) {
   const bool use_scaler = config.amp == "fp16";
   const bool autocast = config.amp != "off";
   const auto autocast_dtype = config.amp == "fp16" ? torch::kHalf : torch::kBFloat16;
-  GradScaler scaler;
+  GradScaler scaler({}, device);
 
   int64_t step = 0, start_epoch = 0, start_batch = 0;
   double elapsed_before = 0;
   if (!config.resume_state.empty()) {
-    TrainingProgress p = load_training_state(config.resume_state, *model, *optimizer, workload.name, device);
+    TrainingProgress p = load_training_state(config.resume_state, *model, optimizer.state(), workload.name, device);
+    optimizer.after_load();
     step = p.step;
     start_epoch = p.epoch;
     start_batch = p.batch_in_epoch;
@@ -253,7 +243,8 @@ RunReport Engine::run(const RunConfig& input) {
   const bool progress_line = options_.progress;
   const int64_t first_step = step;
   backend->reset_peak_memory();
-  PhaseClock phases;
+  auto phase_clock = backend->make_phase_clock();
+  PhaseClock& phases = *phase_clock;
   const auto start = Clock::now();
   auto window_start = start;
   int64_t window_items = 0;
@@ -311,18 +302,13 @@ RunReport Engine::run(const RunConfig& input) {
         }
         NvtxRange step_range("step");
         const auto step_start = Clock::now();
-        // On CPU every step is timed (timing needs no sync). On CUDA only every log_every_steps-th
-        // step synchronises at phase boundaries, so the others run asynchronously.
-        const bool timed = device.is_cpu() || step % config.log_every_steps == 0;
+        // Every measured step is timed by phase; no phase boundary waits for the device (on CUDA
+        // the marks are stream events, read at the window's end).
         const bool measuring = step - first_step >= config.warmup_steps;
-        phases.set_recording(measuring && timed);
-        auto sync = [&] {
-          if (timed && !device.is_cpu()) backend->synchronize();
-        };
-        sync();
+        phases.set_recording(measuring);
         phases.start();
-        set_lr(*optimizer, schedule.at(step));
-        zero_gradients(*optimizer, config.set_to_none);
+        optimizer.set_lr(schedule.at(step));
+        optimizer.zero_grad(config.set_to_none);
         int64_t step_items = 0;
         for (int64_t micro = 0; micro < config.grad_accum_steps; ++micro) {
           std::optional<Batch> batch;
@@ -337,7 +323,6 @@ RunReport Engine::run(const RunConfig& input) {
             NvtxRange r("h2d");
             input = to_device(batch->input, device, config.pin_memory, config.channels_last);
             target = batch->target.to(device, config.pin_memory);
-            sync();
             phases.mark("h2d");
           }
           // With several ranks, gradients are all-reduced on the last micro-batch of the step only
@@ -354,7 +339,6 @@ RunReport Engine::run(const RunConfig& input) {
             loss = loss_of(forward_segments(model, input, config.checkpointing), target, config.label_smoothing);
             if (config.grad_accum_steps > 1) loss = loss / static_cast<double>(config.grad_accum_steps);
             if (config.inject_fault == "nan" && fault_here && step + 1 >= config.inject_fault_at_step) loss = loss * std::nan("");
-            sync();
             phases.mark("forward");
           }
           if (synchronise) distributed->before_backward();
@@ -362,7 +346,6 @@ RunReport Engine::run(const RunConfig& input) {
             NvtxRange r("backward");
             (use_scaler ? scaler.scale_loss(loss) : loss).backward();
             if (synchronise) distributed->after_backward(parameters);
-            sync();
             phases.mark("backward");
           }
           loss_sum += loss.detach().to(torch::kFloat) * static_cast<double>(config.grad_accum_steps);
@@ -372,12 +355,12 @@ RunReport Engine::run(const RunConfig& input) {
         }
         {
           NvtxRange r("optimizer");
-          bool found_inf = false;
+          // No host sync here: the found-inf flag and the clipping factor stay on the device.
+          torch::Tensor found_inf;
           if (use_scaler) found_inf = scaler.unscale(parameters);
-          if (config.clip_grad_norm > 0 && !found_inf) torch::nn::utils::clip_grad_norm_(parameters, config.clip_grad_norm);
-          if (!found_inf) optimizer->step();
+          if (config.clip_grad_norm > 0) clip_grad_norm_on_device(parameters, config.clip_grad_norm);
+          optimizer.step(found_inf);
           if (use_scaler) scaler.update(found_inf);
-          sync();
           phases.mark("optimizer");
         }
         ++step;
@@ -387,12 +370,15 @@ RunReport Engine::run(const RunConfig& input) {
           ++measured_steps;
           window_items += step_items;
         } else {
+          // The first window starts on an idle device, not behind queued warm-up work.
+          if (step - first_step == config.warmup_steps) backend->synchronize();
           window_start = Clock::now();
         }
         if (config.slowdown_percent > 0) busy_wait(seconds_since(step_start) * config.slowdown_percent / 100.0);
 
         if (step % config.log_every_steps == 0) {
           backend->synchronize();
+          phases.collect();
           const double mean_loss = (loss_sum / static_cast<double>(std::max<int64_t>(loss_count, 1))).item<double>();
           loss_sum.zero_();
           loss_count = 0;
@@ -444,7 +430,10 @@ RunReport Engine::run(const RunConfig& input) {
           }
         }
         if (config.save_every_steps > 0 && step % config.save_every_steps == 0 && !config.save_state.empty() && primary)
-          save_training_state(config.save_state, *model, *optimizer, progress_of(epoch, batch_in_epoch, elapsed()), device);
+        {
+          optimizer.before_save();
+          save_training_state(config.save_state, *model, optimizer.state(), progress_of(epoch, batch_in_epoch, elapsed()), device);
+        }
         if (config.eval_every_steps > 0 && step % config.eval_every_steps == 0 && run_eval()) break;
       }
       if (stop_reason.empty() && steps_left == 0 && config.eval_every_steps == 0 && run_eval()) {
@@ -460,9 +449,16 @@ RunReport Engine::run(const RunConfig& input) {
     report.outcome = "oom";
     report.outcome_reason = e.what_without_backtrace();
     stop_reason = "oom";
+    if (distributed) {
+      // The other ranks wait in a collective this rank will never join: abort it, and let this
+      // rank report the job (the launcher stops the others when it exits).
+      report.outcome_reason = "rank " + std::to_string(distributed->rank()) + ": " + report.outcome_reason;
+      distributed->abort();
+    }
   }
   if (progress_line) std::fprintf(stderr, "\n");
   backend->synchronize();
+  phases.collect();
 
   if (!config.save_state.empty() && report.outcome == "ok" && primary) {
     // A save after the last epoch points at the start of the next one.
@@ -471,7 +467,8 @@ RunReport Engine::run(const RunConfig& input) {
       ++save_epoch;
       save_batch = 0;
     }
-    save_training_state(config.save_state, *model, *optimizer, progress_of(save_epoch, save_batch, elapsed()), device);
+    optimizer.before_save();
+    save_training_state(config.save_state, *model, optimizer.state(), progress_of(save_epoch, save_batch, elapsed()), device);
   }
 
   auto& s = report.summary;
@@ -490,12 +487,12 @@ RunReport Engine::run(const RunConfig& input) {
   s.stop_reason = stop_reason;
   double phase_total = 0;
   for (const auto& [name, seconds] : phases.totals_s()) phase_total += seconds;
-  const int64_t timed_steps = device.is_cpu() ? measured_steps : std::max<int64_t>(1, measured_steps / config.log_every_steps);
+  const int64_t timed_steps = measured_steps;
   for (const auto& [name, seconds] : phases.totals_s())
     report.phases[name] = {seconds, 1000.0 * seconds / static_cast<double>(std::max<int64_t>(timed_steps, 1)),
                            phase_total > 0 ? seconds / phase_total : 0.0};
   report.phases["eval"] = {eval_time_s, 0.0, 0.0};
-  if (distributed) {
+  if (distributed && report.outcome != "oom") {
     // Rank 0 reports for the job: the sum of every rank's throughput, and each rank's figures.
     auto figures = distributed->all_gather_json({{"rank", distributed->rank()}, {"samples_per_second", s.samples_per_second},
                                                  {"wall_time_s", s.wall_time_s}, {"windows", report.throughput_windows}},
@@ -509,7 +506,6 @@ RunReport Engine::run(const RunConfig& input) {
     for (auto& w : report.throughput_windows) w *= static_cast<double>(distributed->world_size());  // per-window estimate for the job
     s.samples_per_second = total;
   }
-  return report;
 }
 
 }  // namespace dyno

@@ -11,10 +11,6 @@
 #include "reports/run_config.h"
 #include "reports/run_report.h"
 
-namespace torch::optim {
-class Optimizer;
-}
-
 namespace dyno {
 
 struct Workload;
@@ -27,16 +23,13 @@ struct EngineOptions {
 // validates the combination; the result is what the report records and --config reloads.
 RunConfig resolve_config(const RunConfig& config, const Workload& workload);
 
-// zero_grad(set_to_none): true frees the gradients (they become undefined), false fills them with
-// zeros. The engine calls this at the start of every optimizer step.
-void zero_gradients(torch::optim::Optimizer& optimizer, bool set_to_none);
-
 class Engine {
  public:
   explicit Engine(EngineOptions options = {}) : options_(options) {}
   RunReport run(const RunConfig& config);
 
  private:
+  void run_into(const RunConfig& config, RunReport& report);
   EngineOptions options_;
 };
 

@@ -289,7 +289,7 @@ int run_tune(const TuneArgs& args) {
   trial_options.timeout_s = args.trial_timeout_s;
   trial_options.memory_limit_bytes = args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
   options.memory_capacity_bytes =
-      trial_options.memory_limit_bytes > 0 ? trial_options.memory_limit_bytes : make_device_backend(base.device)->memory_capacity_bytes();
+      trial_options.memory_limit_bytes > 0 ? trial_options.memory_limit_bytes : make_device_backend(base)->memory_capacity_bytes();
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);

@@ -96,7 +96,9 @@ void add_train_command(CLI::App& app) {
     EngineOptions options;
     options.progress = !args->no_progress && (args->progress || ::isatty(STDERR_FILENO)) && process_rank() == 0;
     RunReport report = Engine(options).run(config);
-    if (process_rank() != 0) return report.outcome == "ok" ? 0 : 3;  // rank 0 writes the job's report
+    // Rank 0 writes the job's report; a rank that ran out of memory writes it instead, since the
+    // launcher stops the others as soon as it exits.
+    if (process_rank() != 0 && report.outcome != "oom") return report.outcome == "ok" ? 0 : 3;
     const std::string out = args->out.empty() ? default_out(config.workload) : args->out;
     write_report(out, report);
     if (args->json) std::cout << to_json(report).dump(2) << "\n";

@@ -2,9 +2,12 @@
 // and CI included); it only runs where a GPU is visible.
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/cuda.h>
+
+#include <cstdlib>
 
 #include "reports/run_config.h"
 #include "reports/user_error.h"
@@ -13,9 +16,41 @@
 namespace dyno {
 namespace {
 
+// Records a timing event on the current stream at each mark; collect() reads the intervals
+// (cudaEventElapsedTime) after the engine has synchronised at a window's end.
+class CudaPhaseClock : public PhaseClock {
+ public:
+  void start() override {
+    if (!recording_) return;
+    step_begins_.push_back(marks_.size());
+    record("");
+  }
+  void mark(const std::string& phase) override {
+    if (recording_ && !step_begins_.empty()) record(phase);
+  }
+  void collect() override {
+    step_begins_.push_back(marks_.size());
+    for (size_t s = 0; s + 1 < step_begins_.size(); ++s)
+      for (size_t i = step_begins_[s] + 1; i < step_begins_[s + 1]; ++i)
+        totals_s_[marks_[i]] += events_[i - 1].elapsed_time(events_[i]) / 1000.0;
+    marks_.clear();
+    step_begins_.clear();
+  }
+
+ private:
+  void record(const std::string& phase) {
+    if (events_.size() == marks_.size()) events_.emplace_back(cudaEventDefault);  // a pool, reused after collect()
+    events_[marks_.size()].record();
+    marks_.push_back(phase);
+  }
+  std::vector<at::cuda::CUDAEvent> events_;
+  std::vector<std::string> marks_;
+  std::vector<size_t> step_begins_;
+};
+
 class CudaBackend : public DeviceBackend {
  public:
-  CudaBackend() : index_(c10::cuda::current_device()) {}
+  explicit CudaBackend(c10::DeviceIndex index) : index_(index) { c10::cuda::set_device(index_); }
   c10::Device device() const override { return c10::Device(c10::kCUDA, index_); }
   void synchronize() override { c10::cuda::device_synchronize(); }
   void reset_peak_memory() override { c10::cuda::CUDACachingAllocator::resetPeakStats(index_); }
@@ -30,10 +65,18 @@ class CudaBackend : public DeviceBackend {
     auto& context = at::globalContext();
     context.setBenchmarkCuDNN(config.cudnn_benchmark);
     context.setDeterministicCuDNN(config.deterministic);
+    if (config.deterministic) {
+      // cuBLAS is deterministic only with a fixed workspace, chosen before its first handle
+      // exists (PyTorch's reproducibility notes); a user's own setting is kept.
+      ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+    }
     context.setDeterministicAlgorithms(config.deterministic, /*warn_only=*/false);
+    // fp32 is PyTorch's default numerics: TF32 in cuDNN convolutions, full fp32 matmuls;
+    // tf32=true adds TF32 matmuls (torch.backends.cuda.matmul.allow_tf32).
     context.setAllowTF32CuBLAS(config.tf32);
-    context.setAllowTF32CuDNN(config.tf32);
+    context.setAllowTF32CuDNN(true);
   }
+  std::unique_ptr<PhaseClock> make_phase_clock() override { return std::make_unique<CudaPhaseClock>(); }
 
  private:
   c10::DeviceIndex index_;
@@ -43,10 +86,15 @@ class CudaBackend : public DeviceBackend {
 
 bool cuda_backend_compiled() { return true; }
 
-std::unique_ptr<DeviceBackend> make_cuda_backend() {
+std::unique_ptr<DeviceBackend> make_cuda_backend(const RunConfig& config, int64_t local_rank) {
   if (!torch::cuda::is_available())
     throw UserError("device", "device=cuda but no CUDA device is visible (torch::cuda::is_available() is false); use device=cpu");
-  return std::make_unique<CudaBackend>();
+  const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
+  if (local_rank >= gpus && config.ddp.backend == "nccl")
+    throw UserError("ddp", "LOCAL_RANK=" + std::to_string(local_rank) + " but only " + std::to_string(gpus) +
+                               " GPU(s) are visible: nccl needs a GPU of its own for every rank on a machine; start at most " +
+                               std::to_string(gpus) + " ranks per machine, or set ddp.backend=gloo");
+  return std::make_unique<CudaBackend>(static_cast<c10::DeviceIndex>(local_rank % gpus));
 }
 
 }  // namespace dyno

@@ -9,6 +9,7 @@
 #include <torch/csrc/distributed/c10d/comm.hpp>
 #include <torch/csrc/distributed/c10d/reducer.hpp>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include "reports/user_error.h"
 #include "suite/distributed/compression_hooks.h"
@@ -126,7 +127,24 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
   }
 }
 
-DistributedContext::~DistributedContext() = default;
+// ProcessGroup::shutdown/abort exist from LibTorch 2.5; before that the backends' destructors clean up.
+DistributedContext::~DistributedContext() {
+#if TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 5
+  if (group_ && !aborted_) {
+    try {
+      group_->shutdown();
+    } catch (const std::exception&) {
+    }
+  }
+#endif
+}
+
+void DistributedContext::abort() {
+  aborted_ = true;
+#if TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 5
+  if (group_) group_->abort();
+#endif
+}
 
 void DistributedContext::broadcast_module(torch::nn::Module& module) {
   std::vector<at::Tensor> tensors;

@@ -64,6 +64,8 @@ class DistributedContext {
   void before_backward();
   // With ddp.overlap=false: all gradients in one flat all-reduce after backward, averaged.
   void after_backward(const std::vector<torch::Tensor>& parameters);
+  // Abandons the collectives in flight (this rank failed): its peers fail instead of waiting.
+  void abort();
   // True on every rank when it is true on any rank (stop decisions must be collective).
   bool any(bool flag);
   // Every rank's JSON, in rank order (rank 0 collects the per-rank figures for the report).
@@ -76,6 +78,7 @@ class DistributedContext {
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
   std::shared_ptr<c10d::Reducer> reducer_;
+  bool aborted_ = false;
 };
 
 }  // namespace dyno

@@ -6,7 +6,7 @@ namespace dyno {
 
 bool cuda_backend_compiled() { return false; }
 
-std::unique_ptr<DeviceBackend> make_cuda_backend() {
+std::unique_ptr<DeviceBackend> make_cuda_backend(const RunConfig&, int64_t) {
   throw UserError("device", "device=cuda but this dyno was built against a CPU-only LibTorch; rebuild with a CUDA LibTorch");
 }
 
