@@ -29,7 +29,6 @@ class Engine {
   RunReport run(const RunConfig& config);
 
  private:
-  void run_into(const RunConfig& config, RunReport& report);
   EngineOptions options_;
 };
 

@@ -1,0 +1,436 @@
+#include "suite/training_run.h"
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "reports/quantity.h"
+#include "reports/statistics.h"
+#include "reports/user_error.h"
+#include "suite/activation_checkpoint.h"
+#include "suite/autocast_scope.h"
+#include "suite/data_loader.h"
+#include "suite/device_backend.h"
+#include "suite/distributed/distributed_context.h"
+#include "suite/environment.h"
+#include "suite/nvtx_range.h"
+#include "suite/phase_clock.h"
+#include "suite/process_settings.h"
+#include "suite/training_state.h"
+
+namespace dyno {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+struct EvalResult {
+  double loss = 0;
+  double accuracy = 0;
+};
+
+torch::Tensor forward_segments(SegmentedModel& model, torch::Tensor x, bool checkpointing) {
+  const auto& segments = model->segments();
+  for (size_t i = 0; i < segments.size(); ++i) {
+    auto segment = segments[i];
+    // The last segment's output is needed for the loss anyway: checkpointing it saves nothing.
+    x = (checkpointing && i + 1 < segments.size()) ? checkpointed_forward(segment, x) : segment->forward(x);
+  }
+  return x;
+}
+
+torch::Tensor loss_of(const torch::Tensor& logits, const torch::Tensor& target, double label_smoothing) {
+  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), target.reshape({-1}),
+                                              torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(label_smoothing));
+}
+
+torch::Tensor to_device(const torch::Tensor& t, const c10::Device& device, bool non_blocking, bool channels_last) {
+  auto out = t.to(device, non_blocking);
+  if (channels_last && out.dim() == 4) out = out.contiguous(at::MemoryFormat::ChannelsLast);
+  return out;
+}
+
+c10::ScalarType autocast_dtype(const RunConfig& config) { return config.amp == "fp16" ? torch::kHalf : torch::kBFloat16; }
+
+// Evaluation runs without autograd (technique 16) and in eval mode (no dropout, BN running stats).
+EvalResult evaluate(SegmentedModel& model, const std::shared_ptr<const ExampleSource>& source, const RunConfig& config,
+                    const c10::Device& device) {
+  NvtxRange range("eval");
+  torch::NoGradGuard no_grad;
+  model->eval();
+  LoaderOptions options;
+  options.batch_size = std::max<int64_t>(config.batch_size, 500);
+  options.shuffle = false;
+  options.drop_last = false;
+  DataLoader loader(source, options);
+  loader.start_epoch(0);
+  auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kLong).device(device));
+  int64_t items = 0;
+  while (auto batch = loader.next()) {
+    auto input = to_device(batch->input, device, false, config.channels_last);
+    auto target = batch->target.to(device);
+    torch::Tensor logits;
+    {
+      AutocastScope scope(device.type(), config.amp != "off", autocast_dtype(config));
+      logits = model->forward(input);
+    }
+    auto flat_logits = logits.reshape({-1, logits.size(-1)}).to(torch::kFloat);
+    auto flat_target = target.reshape({-1});
+    loss_sum += torch::nn::functional::cross_entropy(flat_logits, flat_target,
+                                                     torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                    .to(torch::kDouble);
+    correct += flat_logits.argmax(-1).eq(flat_target).sum();
+    items += flat_target.numel();
+  }
+  model->train();
+  EvalResult result;
+  result.loss = loss_sum.item<double>() / static_cast<double>(std::max<int64_t>(items, 1));
+  result.accuracy = static_cast<double>(correct.item<int64_t>()) / static_cast<double>(std::max<int64_t>(items, 1));
+  return result;
+}
+
+[[noreturn]] void fire_fault(const std::string& fault) {
+  std::fflush(nullptr);
+  if (fault == "crash") std::raise(SIGSEGV);
+  if (fault == "abort") std::abort();
+  if (fault == "hang")
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  if (fault == "oom") TORCH_CHECK_WITH(OutOfMemoryError, false, "injected out-of-memory (inject_fault=oom, a testing option)");
+  TORCH_INTERNAL_ASSERT(false, "this is a bug: unknown fault ", fault);
+}
+
+void busy_wait(double seconds) {
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  while (Clock::now() < until) {
+  }
+}
+
+StoppingCriteria::Parameters stopping_parameters(const RunConfig& config, const Workload& workload, int64_t ranks) {
+  StoppingCriteria::Parameters p;
+  p.max_relative_ci = config.measure_rel_ci;
+  p.stop_below = config.measure_stop_below;
+  p.ranks = static_cast<double>(ranks);
+  p.target = config.target > 0 ? config.target : workload.target;
+  p.higher_is_better = workload.higher_is_better;
+  p.stop_at_target = config.stop_at_target;
+  p.plateau_patience = config.plateau_patience;
+  return p;
+}
+
+}  // namespace
+
+TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, const std::optional<DistributedEnv>& distributed_env,
+                         EngineOptions options, RunReport& report)
+    : workload_(workload),
+      config_(config),
+      options_(options),
+      report_(report),
+      // Before any CUDA work: each rank on its own GPU (LOCAL_RANK's), as torchrun users do with set_device.
+      backend_(make_device_backend(config, distributed_env ? distributed_env->local_rank : 0)),
+      device_(backend_->device()),
+      stopping_(stopping_parameters(config, workload, distributed_env ? distributed_env->world_size : 1)) {
+  apply_host_allocator(config_.host_allocator);
+  if (config_.threads > 0) torch::set_num_threads(static_cast<int>(config_.threads));
+  if (config_.flush_denormal) apply_flush_denormal();
+  backend_->apply_flags(config_);
+  torch::manual_seed(config_.seed);
+
+  report_.config = to_json(config_);
+  report_.environment = collect_environment(*backend_);
+  report_.summary.metric_name = workload_.metric_name;
+  report_.summary.higher_is_better = workload_.higher_is_better;
+  report_.summary.target = config_.target > 0 ? config_.target : workload_.target;
+  report_.summary.throughput_unit = workload_.throughput_unit;
+
+  if (distributed_env && distributed_env->world_size > 1)
+    distributed_ = std::make_unique<DistributedContext>(*distributed_env, config_, device_);
+  data_ = workload_.load_data(config_.size);
+  model_ = workload_.build_model();
+  model_->to(device_);
+  if (distributed_) distributed_->broadcast_module(*model_);
+  if (config_.channels_last)
+    for (auto& p : model_->parameters())
+      if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
+  parameters_ = model_->parameters();
+  if (distributed_) distributed_->attach_reducer(parameters_);
+  const Recipe& recipe = workload_.recipe;
+  optimizer_.emplace(parameters_, OptimizerSettings{config_.optimizer, config_.optimizer_impl, config_.lr, recipe.momentum, recipe.weight_decay});
+
+  LoaderOptions loader_options;
+  loader_options.batch_size = config_.batch_size;
+  loader_options.num_workers = config_.num_workers;
+  loader_options.prefetch = config_.prefetch;
+  loader_options.pin_memory = config_.pin_memory;
+  loader_options.seed = static_cast<uint64_t>(config_.seed);
+  if (distributed_) {
+    loader_options.rank = distributed_->rank();
+    loader_options.world_size = distributed_->world_size();
+  }
+  loader_ = std::make_unique<DataLoader>(data_.train, loader_options);
+  steps_per_epoch_ = loader_->batches_per_epoch() / config_.grad_accum_steps;
+  if (steps_per_epoch_ < 1)
+    throw UserError("config", "batch_size: " + std::to_string(config_.batch_size) + " x grad_accum_steps " +
+                                  std::to_string(config_.grad_accum_steps) + " is larger than the " + config_.size +
+                                  " training set (" + std::to_string(data_.train->size()) + " examples); use a smaller batch or a larger size");
+  const int64_t total_steps = config_.epochs * steps_per_epoch_;
+  planned_steps_ = config_.max_steps > 0 ? std::min(config_.max_steps, total_steps) : total_steps;
+  schedule_ = LrSchedule{config_.schedule, config_.lr, total_steps, recipe.warmup_fraction};
+  scaler_ = GradScaler({}, device_);
+
+  if (!config_.resume_state.empty()) {
+    TrainingProgress p = load_training_state(config_.resume_state, *model_, optimizer_->state(), workload_.name, device_);
+    optimizer_->after_load();
+    step_ = p.step;
+    epoch_ = p.epoch;
+    batch_in_epoch_ = p.batch_in_epoch;
+    elapsed_before_s_ = p.elapsed_s;
+    if (p.scaler_scale > 0) scaler_.restore(p.scaler_scale, p.scaler_growth_tracker);
+  }
+  first_step_ = step_;
+  loss_sum_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat).device(device_));
+  backend_->reset_peak_memory();
+  phases_ = backend_->make_phase_clock();
+  start_ = window_start_ = Clock::now();
+}
+
+TrainingRun::~TrainingRun() = default;
+
+double TrainingRun::elapsed_s() const { return elapsed_before_s_ + seconds_since(start_); }
+
+void TrainingRun::train() {
+  NvtxRange run_range("run");
+  try {
+    for (; epoch_ < config_.epochs && stop_reason_.empty(); ++epoch_, batch_in_epoch_ = 0) {
+      NvtxRange epoch_range("epoch");
+      loader_->start_epoch(epoch_, batch_in_epoch_);
+      int64_t steps_left = steps_per_epoch_ - batch_in_epoch_ / config_.grad_accum_steps;
+      for (; steps_left > 0 && stop_reason_.empty(); --steps_left) {
+        if (!(stop_reason_ = stop_before_step()).empty()) break;
+        step();
+        if (step_ % config_.log_every_steps == 0 && !(stop_reason_ = log_point()).empty()) break;
+        if (config_.save_every_steps > 0 && step_ % config_.save_every_steps == 0) save_state(epoch_, batch_in_epoch_);
+        if (config_.eval_every_steps > 0 && step_ % config_.eval_every_steps == 0) stop_reason_ = evaluation();
+      }
+      // Without eval_every_steps, each completed epoch ends with an evaluation.
+      if (stop_reason_.empty() && steps_left == 0 && config_.eval_every_steps == 0 && !(stop_reason_ = evaluation()).empty()) {
+        ++epoch_;  // the epoch is complete: a saved state points at the next one
+        batch_in_epoch_ = 0;
+      }
+      if (!stop_reason_.empty()) break;
+    }
+    if (stop_reason_.empty()) stop_reason_ = "epochs";
+    if (report_.outcome == "ok" && !last_metric_ && config_.final_eval) evaluation();
+  } catch (const c10::OutOfMemoryError& e) {
+    report_.outcome = "oom";
+    report_.outcome_reason = e.what_without_backtrace();
+    stop_reason_ = "oom";
+    if (distributed_) {
+      // The other ranks wait in a collective this rank will never join: abort it, and let this
+      // rank report the job (the launcher stops the others when it exits).
+      report_.outcome_reason = "rank " + std::to_string(distributed_->rank()) + ": " + report_.outcome_reason;
+      distributed_->abort();
+    }
+  }
+  if (options_.progress) std::fprintf(stderr, "\n");
+  backend_->synchronize();
+  phases_->collect();
+  if (report_.outcome == "ok") {
+    // A save after the last step of an epoch points at the start of the next one.
+    const bool epoch_done = batch_in_epoch_ >= steps_per_epoch_ * config_.grad_accum_steps;
+    save_state(epoch_done ? epoch_ + 1 : epoch_, epoch_done ? 0 : batch_in_epoch_);
+  }
+}
+
+std::string TrainingRun::stop_before_step() {
+  if (config_.max_steps > 0 && step_ >= config_.max_steps) return "max_steps";
+  // Time is not the same on every rank: with several ranks the decision is collective, at log points.
+  if (config_.time_limit_s > 0 && !distributed_ && elapsed_s() >= config_.time_limit_s) return "time_limit";
+  return "";
+}
+
+void TrainingRun::step() {
+  NvtxRange step_range("step");
+  const auto step_start = Clock::now();
+  const bool measuring = step_ - first_step_ >= config_.warmup_steps;
+  const bool use_scaler = config_.amp == "fp16";
+  const bool fault_here = config_.inject_fault_rank < 0 || config_.inject_fault_rank == (distributed_ ? distributed_->rank() : 0);
+  PhaseClock& phases = *phases_;
+  phases.set_recording(measuring);
+  phases.start();
+  optimizer_->set_lr(schedule_.at(step_));
+  optimizer_->zero_grad(config_.set_to_none);
+  int64_t step_items = 0;
+  for (int64_t micro = 0; micro < config_.grad_accum_steps; ++micro) {
+    std::optional<Batch> batch;
+    {
+      NvtxRange r("data_wait");
+      batch = loader_->next();
+      TORCH_INTERNAL_ASSERT(batch.has_value(), "this is a bug: the loader ran out of batches mid-step");
+      phases.mark("data_wait");
+    }
+    torch::Tensor input, target;
+    {
+      NvtxRange r("h2d");
+      input = to_device(batch->input, device_, config_.pin_memory, config_.channels_last);
+      target = batch->target.to(device_, config_.pin_memory);
+      phases.mark("h2d");
+    }
+    // With several ranks, gradients are all-reduced on the last micro-batch of the step only
+    // (the others accumulate locally, as DDP's no_sync()).
+    const bool synchronise = distributed_ && micro + 1 == config_.grad_accum_steps;
+    if (synchronise) {
+      if (config_.ddp.broadcast_buffers) distributed_->broadcast_buffers(*model_);
+      distributed_->before_forward();
+    }
+    torch::Tensor loss;
+    {
+      NvtxRange r("forward");
+      AutocastScope scope(device_.type(), config_.amp != "off", autocast_dtype(config_));
+      loss = loss_of(forward_segments(model_, input, config_.checkpointing), target, config_.label_smoothing);
+      if (config_.grad_accum_steps > 1) loss = loss / static_cast<double>(config_.grad_accum_steps);
+      if (config_.inject_fault == "nan" && fault_here && step_ + 1 >= config_.inject_fault_at_step) loss = loss * std::nan("");
+      phases.mark("forward");
+    }
+    if (synchronise) distributed_->before_backward();
+    {
+      NvtxRange r("backward");
+      (use_scaler ? scaler_.scale_loss(loss) : loss).backward();
+      if (synchronise) distributed_->after_backward(parameters_);
+      phases.mark("backward");
+    }
+    loss_sum_ += loss.detach().to(torch::kFloat) * static_cast<double>(config_.grad_accum_steps);
+    ++loss_count_;
+    step_items += batch->items;
+    ++batch_in_epoch_;
+  }
+  {
+    NvtxRange r("optimizer");
+    // The found-inf flag and the clipping factor stay on the device.
+    torch::Tensor found_inf;
+    if (use_scaler) found_inf = scaler_.unscale(parameters_);
+    if (config_.clip_grad_norm > 0) clip_grad_norm_on_device(parameters_, config_.clip_grad_norm);
+    optimizer_->step(found_inf);
+    if (use_scaler) scaler_.update(found_inf);
+    phases.mark("optimizer");
+  }
+  ++step_;
+  if (config_.inject_fault != "none" && config_.inject_fault != "nan" && fault_here && step_ >= config_.inject_fault_at_step)
+    fire_fault(config_.inject_fault);
+  if (measuring) {
+    ++measured_steps_;
+    window_items_ += step_items;
+  } else {
+    // The first window starts on an idle device, not behind queued warm-up work.
+    if (step_ - first_step_ == config_.warmup_steps) backend_->synchronize();
+    window_start_ = Clock::now();
+  }
+  if (config_.slowdown_percent > 0) busy_wait(seconds_since(step_start) * config_.slowdown_percent / 100.0);
+}
+
+std::string TrainingRun::log_point() {
+  backend_->synchronize();
+  phases_->collect();
+  const double mean_loss = (loss_sum_ / static_cast<double>(std::max<int64_t>(loss_count_, 1))).item<double>();
+  loss_sum_.zero_();
+  loss_count_ = 0;
+  const double epoch_position = static_cast<double>(step_) / static_cast<double>(steps_per_epoch_);
+  report_.loss_curve.push_back({step_, epoch_position, elapsed_s(), mean_loss});
+  report_.lr_curve.push_back({step_, epoch_position, elapsed_s(), schedule_.at(step_)});
+  bool diverged = !std::isfinite(mean_loss);
+  if (distributed_) {
+    diverged = distributed_->any(diverged);
+    if (distributed_->any(config_.time_limit_s > 0 && elapsed_s() >= config_.time_limit_s)) return "time_limit";
+  }
+  if (diverged) {
+    report_.outcome = "diverged";
+    report_.outcome_reason = "training loss became " + std::to_string(mean_loss) + " at step " + std::to_string(step_);
+    return "diverged";
+  }
+  if (step_ - first_step_ > config_.warmup_steps && window_items_ > 0) {
+    report_.throughput_windows.push_back(static_cast<double>(window_items_) / seconds_since(window_start_));
+    window_start_ = Clock::now();
+    window_items_ = 0;
+    std::string verdict = stopping_.after_window(report_.throughput_windows);
+    if (distributed_) {  // each rank judges its own windows; any rank's verdict stops every rank
+      const bool stable = distributed_->any(verdict == "stable");
+      const bool outpaced = distributed_->any(verdict == "outpaced");
+      verdict = stable ? "stable" : outpaced ? "outpaced" : "";
+    }
+    if (!verdict.empty()) return verdict;
+  }
+  if (options_.progress) {
+    const double step_s = (elapsed_s() - elapsed_before_s_ - eval_time_s_) / static_cast<double>(std::max<int64_t>(step_ - first_step_, 1));
+    std::fprintf(stderr, "\r[%s] epoch %lld/%lld step %lld/%lld loss %.4f %s/s %.0f ETA %s   ", workload_.name.c_str(),
+                 static_cast<long long>(epoch_ + 1), static_cast<long long>(config_.epochs), static_cast<long long>(step_),
+                 static_cast<long long>(planned_steps_), mean_loss, workload_.throughput_unit.c_str(),
+                 report_.throughput_windows.empty() ? 0.0 : report_.throughput_windows.back(),
+                 format_duration(step_s * static_cast<double>(planned_steps_ - step_)).c_str());
+    std::fflush(stderr);
+  }
+  return "";
+}
+
+std::string TrainingRun::evaluation() {
+  const auto eval_start = Clock::now();
+  const EvalResult result = evaluate(model_, data_.eval, config_, device_);
+  eval_time_s_ += seconds_since(eval_start);
+  const double metric = workload_.metric_name == "accuracy" ? result.accuracy : result.loss;
+  last_metric_ = metric;
+  report_.metric_curve.push_back({step_, static_cast<double>(step_) / static_cast<double>(steps_per_epoch_), elapsed_s(), metric});
+  if (stopping_.reached(metric) && !report_.summary.time_to_target_s) report_.summary.time_to_target_s = elapsed_s();
+  window_start_ = Clock::now();  // evaluation is not training throughput
+  window_items_ = 0;
+  return stopping_.after_evaluation(metric);
+}
+
+void TrainingRun::save_state(int64_t epoch, int64_t batch_in_epoch) {
+  const bool primary = !distributed_ || distributed_->rank() == 0;  // one rank writes the state
+  if (config_.save_state.empty() || !primary) return;
+  optimizer_->before_save();
+  save_training_state(config_.save_state, *model_, optimizer_->state(),
+                      TrainingProgress{step_, epoch, batch_in_epoch, scaler_.scale(), scaler_.growth_tracker(), workload_.name, elapsed_s()},
+                      device_);
+}
+
+void TrainingRun::summarise() {
+  auto& s = report_.summary;
+  s.samples_per_second = median(report_.throughput_windows);
+  if (!std::isfinite(s.samples_per_second)) s.samples_per_second = 0;  // no window: too few steps after warm-up
+  s.samples_per_second_spread = report_.throughput_windows.size() >= 2 ? relative_iqr(report_.throughput_windows) : 0.0;
+  if (!std::isfinite(s.samples_per_second_spread)) s.samples_per_second_spread = 0;
+  s.final_metric = last_metric_ ? *last_metric_ : std::nan("");
+  s.target_reached = s.time_to_target_s.has_value();
+  s.peak_memory_bytes = backend_->peak_memory_bytes();
+  s.peak_memory_kind = backend_->peak_memory_kind();
+  s.steps = step_;
+  s.epochs = static_cast<double>(step_) / static_cast<double>(steps_per_epoch_);
+  s.wall_time_s = elapsed_s();
+  s.stop_reason = stop_reason_;
+  double phase_total = 0;
+  for (const auto& [name, seconds] : phases_->totals_s()) phase_total += seconds;
+  for (const auto& [name, seconds] : phases_->totals_s())
+    report_.phases[name] = {seconds, 1000.0 * seconds / static_cast<double>(std::max<int64_t>(measured_steps_, 1)),
+                            phase_total > 0 ? seconds / phase_total : 0.0};
+  report_.phases["eval"] = {eval_time_s_, 0.0, 0.0};
+  if (distributed_ && report_.outcome != "oom") {
+    // Rank 0 reports for the job: the sum of every rank's throughput, and each rank's figures.
+    auto figures = distributed_->all_gather_json({{"rank", distributed_->rank()}, {"samples_per_second", s.samples_per_second},
+                                                  {"wall_time_s", s.wall_time_s}, {"windows", report_.throughput_windows}},
+                                                 "figures");
+    report_.world_size = distributed_->world_size();
+    double total = 0;
+    for (const auto& f : figures) {
+      report_.ranks.push_back({f["rank"].get<int64_t>(), f["samples_per_second"].get<double>(), f["wall_time_s"].get<double>()});
+      total += f["samples_per_second"].get<double>();
+    }
+    for (auto& w : report_.throughput_windows) w *= static_cast<double>(distributed_->world_size());  // per-window estimate for the job
+    s.samples_per_second = total;
+  }
+}
+
+}  // namespace dyno

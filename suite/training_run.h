@@ -1,0 +1,98 @@
+// TrainingRun: one training run of a workload under a resolved RunConfig, in named parts.
+//   set-up      (constructor) device, process group, data, model, optimizer, scaler, resume
+//   step        one optimizer step: data wait, copy, forward, backward, optimizer; nothing in it
+//               waits for the device (phase marks are stream events on CUDA)
+//   log point   every log_every_steps: the one sync, mean loss, divergence, a throughput window,
+//               the window stop rules, the progress line
+//   evaluation  the metric, time to target and the evaluation stop rules
+//   summary     the report's figures; with several ranks, rank 0's report is the job's
+// The stop rules themselves are StoppingCriteria. Engine::run resolves the config and wraps this.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "reports/run_config.h"
+#include "reports/run_report.h"
+#include "suite/engine.h"
+#include "suite/grad_scaler.h"
+#include "suite/lr_schedule.h"
+#include "suite/stopping_criteria.h"
+#include "suite/training_optimizer.h"
+#include "workloads/workload.h"
+
+namespace dyno {
+
+class DataLoader;
+class DeviceBackend;
+class DistributedContext;
+class PhaseClock;
+struct DistributedEnv;
+struct TrainingProgress;
+
+class TrainingRun {
+ public:
+  // Sets everything up; the report receives the config and environment at once. Throws
+  // UserError for a config this workload cannot run; c10::OutOfMemoryError passes through.
+  TrainingRun(const Workload& workload, const RunConfig& config, const std::optional<DistributedEnv>& distributed_env,
+              EngineOptions options, RunReport& report);
+  ~TrainingRun();
+  TrainingRun(const TrainingRun&) = delete;
+  TrainingRun& operator=(const TrainingRun&) = delete;
+
+  // Steps until a stop rule or the last epoch, evaluates at the end when nothing has, saves the
+  // state when asked; out of memory here is the run's outcome, not an exception.
+  void train();
+  // Fills the report's summary, phases and (several ranks) per-rank figures.
+  void summarise();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  std::string stop_before_step();
+  void step();
+  std::string log_point();
+  std::string evaluation();
+  void save_state(int64_t epoch, int64_t batch_in_epoch);
+  double elapsed_s() const;
+
+  const Workload& workload_;
+  const RunConfig config_;
+  const EngineOptions options_;
+  RunReport& report_;
+
+  std::unique_ptr<DeviceBackend> backend_;
+  c10::Device device_;
+  std::unique_ptr<DistributedContext> distributed_;
+  WorkloadData data_;
+  SegmentedModel model_{nullptr};
+  std::vector<torch::Tensor> parameters_;
+  std::optional<TrainingOptimizer> optimizer_;
+  std::unique_ptr<DataLoader> loader_;
+  int64_t steps_per_epoch_ = 0;
+  int64_t planned_steps_ = 0;
+  LrSchedule schedule_;
+  GradScaler scaler_;
+  StoppingCriteria stopping_;
+  std::unique_ptr<PhaseClock> phases_;
+
+  // Where the run is.
+  int64_t step_ = 0, first_step_ = 0, epoch_ = 0, batch_in_epoch_ = 0;
+  double elapsed_before_s_ = 0;  // training time before a resume
+  std::string stop_reason_;
+
+  // What it has measured.
+  Clock::time_point start_, window_start_;
+  int64_t window_items_ = 0;
+  int64_t measured_steps_ = 0;
+  torch::Tensor loss_sum_;  // on the device: read at log points only
+  int64_t loss_count_ = 0;
+  double eval_time_s_ = 0;
+  std::optional<double> last_metric_;
+};
+
+}  // namespace dyno
