@@ -5,6 +5,10 @@ torch install: same model, data (Fashion-MNIST read from the Debian .gz files), 
 optimizer (AdamW + per-step cosine LR), zero_grad(set_to_none=True), and the same measurement
 (steady-state windows after warm-up, median samples/s).
 
+Variants a careful user would try: --optimizer default|fused (torch.optim.AdamW's default
+foreach path, or fused=True), --compile (torch.compile on the model), --precision fp32|bf16
+(bf16 = torch.autocast on the CPU, as dyno's amp=bf16).
+
 Prints one JSON object: {"samples_per_second": median, "windows": [...]}.
 """
 import argparse
@@ -66,6 +70,9 @@ def main():
     p.add_argument("--window-steps", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--optimizer", choices=["default", "fused"], default="default")
+    p.add_argument("--compile", action="store_true", help="torch.compile the model (compile time falls in warm-up)")
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     a = p.parse_args()
 
     if a.threads > 0:
@@ -75,7 +82,8 @@ def main():
     build, lr, weight_decay, epochs = RECIPES[a.workload]
     model = build()
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, fused=a.optimizer == "fused" or None)
+    forward = torch.compile(model) if a.compile else model
     steps_per_epoch = images.shape[0] // a.batch_size
     total = epochs * steps_per_epoch
     order = torch.randperm(images.shape[0])
@@ -90,7 +98,8 @@ def main():
         for g in opt.param_groups:
             g["lr"] = cosine(step, lr, total)
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16"):
+            loss = F.cross_entropy(forward(x), y)
         loss.backward()
         opt.step()
         done = step + 1
