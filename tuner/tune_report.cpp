@@ -87,7 +87,7 @@ std::string best_config_python(const RunConfig& c) {
   py << "\n# cudnn_benchmark, tf32, deterministic\n"
      << "torch.backends.cudnn.benchmark = " << boolean(c.cudnn_benchmark) << "\n"
      << "torch.backends.cuda.matmul.allow_tf32 = " << boolean(c.tf32) << "\n"
-     << "torch.backends.cudnn.allow_tf32 = " << boolean(c.tf32) << "\n"
+     << "torch.backends.cudnn.allow_tf32 = True  # PyTorch's default, as dyno's fp32: tf32 is the extra matmul TF32\n"
      << "torch.use_deterministic_algorithms(" << boolean(c.deterministic) << ")\n\n";
   py << "# batch_size, num_workers, prefetch, pin_memory\n"
      << "loader_kwargs = dict(batch_size=" << c.batch_size << ", shuffle=True, drop_last=True, num_workers=" << c.num_workers;
@@ -95,6 +95,8 @@ std::string best_config_python(const RunConfig& c) {
   py << ", pin_memory=" << boolean(c.pin_memory) << ")\n"
      << "# train_loader = torch.utils.data.DataLoader(train_dataset, **loader_kwargs)\n\n";
   py << "# optimizer=" << c.optimizer << ", lr=" << c.lr << " (lr_scaling=" << c.lr_scaling << " already applied), schedule=" << c.schedule << "\n"
+     << "# optimizer_impl=" << c.optimizer_impl << ": torch.optim." << (c.optimizer == "sgd" ? "SGD" : "AdamW") << "(params, lr=..., **optimizer_kwargs)\n"
+     << "optimizer_kwargs = dict(" << (c.optimizer_impl == "fused" ? "fused=True" : c.optimizer_impl == "foreach" ? "foreach=True" : "foreach=False") << ")\n"
      << "grad_accum_steps = " << c.grad_accum_steps << "\n"
      << "clip_grad_norm = " << (c.clip_grad_norm > 0 ? std::to_string(c.clip_grad_norm) : "None") << "\n"
      << "label_smoothing = " << c.label_smoothing << "  # training loss only; evaluate with plain cross-entropy\n";

@@ -1,6 +1,13 @@
 #include "suite/engine.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <torch/torch.h>
 
 #include "reports/user_error.h"
@@ -49,6 +56,28 @@ TEST(Engine, TrainsAndReportsEveryPhase) {
 
 // The tuner's race: a run whose throughput interval lies wholly below measure_stop_below stops as
 // soon as it has the 6 windows an interval needs; a bar it clears does not stop it.
+#if defined(__GLIBC__)
+// The default host allocator is the steady one: after a default run, a 64 MiB block (above
+// glibc's largest mmap threshold) comes from the heap instead of a fresh mapping.
+TEST(Engine, ADefaultRunServesLargeHostBlocksFromTheHeap) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: the setting is process-wide
+  EXPECT_EXIT(
+      {
+        RunConfig c = tiny("fashion-mlp");
+        c.epochs = 1;
+        Engine().run(c);
+        const size_t mapped_before = mallinfo2().hblks;
+        void* block = std::malloc(64 << 20);
+        std::memset(block, 1, 4096);
+        asm volatile("" : : "r"(block) : "memory");
+        const size_t mapped = mallinfo2().hblks;
+        std::free(block);
+        std::exit(mapped == mapped_before ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+#endif
+
 TEST(Engine, AnOutpacedMeasurementStopsAfterSixWindows) {
   RunConfig c = tiny("fashion-mlp");
   c.epochs = 0;
