@@ -86,6 +86,26 @@ void TrainingOptimizer::ensure_state() {
   }
 }
 
+TrainingOptimizer::StepTensors TrainingOptimizer::gather() {
+  ensure_state();
+  StepTensors t;
+  auto& state = optimizer_->state();
+  for (const auto& p : parameters_) {
+    if (!p.grad().defined()) continue;
+    t.params.push_back(p);
+    t.grads.push_back(p.grad());
+    if (settings_.kind == "adamw") {
+      auto* s = static_cast<AdamWParamState*>(state.at(key_of(p)).get());
+      t.adam_states.push_back(s);
+      t.first_moments.push_back(s->exp_avg());
+      t.second_moments.push_back(s->exp_avg_sq());
+    } else if (settings_.momentum != 0) {
+      t.buffers.push_back(static_cast<SGDParamState&>(*state.at(key_of(p))).momentum_buffer());
+    }
+  }
+  return t;
+}
+
 void TrainingOptimizer::step(const torch::Tensor& found_inf) {
   if (settings_.impl == "fused") return fused_step(found_inf);
   if (skipped_on_host(found_inf)) return;
@@ -97,21 +117,7 @@ void TrainingOptimizer::step(const torch::Tensor& found_inf) {
 }
 
 void TrainingOptimizer::fused_step(const torch::Tensor& found_inf) {
-  ensure_state();
-  std::vector<torch::Tensor> params, grads, first_moments, second_moments, buffers;
-  auto& state = optimizer_->state();
-  for (const auto& p : parameters_) {
-    if (!p.grad().defined()) continue;
-    params.push_back(p);
-    grads.push_back(p.grad());
-    if (settings_.kind == "adamw") {
-      auto& s = static_cast<AdamWParamState&>(*state.at(key_of(p)));
-      first_moments.push_back(s.exp_avg());
-      second_moments.push_back(s.exp_avg_sq());
-    } else if (settings_.momentum != 0) {
-      buffers.push_back(static_cast<SGDParamState&>(*state.at(key_of(p))).momentum_buffer());
-    }
-  }
+  auto [params, grads, first_moments, second_moments, buffers, adam_states] = gather();
   if (params.empty()) return;
   const std::optional<torch::Tensor> inf = found_inf.defined() ? std::optional<torch::Tensor>(found_inf) : std::nullopt;
   if (settings_.kind == "sgd") {
@@ -132,24 +138,8 @@ void TrainingOptimizer::fused_step(const torch::Tensor& found_inf) {
 
 // torch.optim's _multi_tensor_adamw and _multi_tensor_sgd (not capturable, no amsgrad).
 void TrainingOptimizer::foreach_step() {
-  ensure_state();
   torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> params, grads, first_moments, second_moments, buffers;
-  std::vector<AdamWParamState*> adam_states;
-  auto& state = optimizer_->state();
-  for (const auto& p : parameters_) {
-    if (!p.grad().defined()) continue;
-    params.push_back(p);
-    grads.push_back(p.grad());
-    if (settings_.kind == "adamw") {
-      auto* s = static_cast<AdamWParamState*>(state.at(key_of(p)).get());
-      adam_states.push_back(s);
-      first_moments.push_back(s->exp_avg());
-      second_moments.push_back(s->exp_avg_sq());
-    } else if (settings_.momentum != 0) {
-      buffers.push_back(static_cast<SGDParamState&>(*state.at(key_of(p))).momentum_buffer());
-    }
-  }
+  auto [params, grads, first_moments, second_moments, buffers, adam_states] = gather();
   if (params.empty()) return;
   if (settings_.kind == "sgd") {
     auto updates = settings_.weight_decay != 0 ? at::_foreach_add(grads, params, settings_.weight_decay) : grads;

@@ -16,6 +16,7 @@
 
 namespace torch::optim {
 class Optimizer;
+struct AdamWParamState;
 }
 
 namespace dyno {
@@ -50,7 +51,13 @@ class TrainingOptimizer {
   void after_load();
 
  private:
+  // The parameters that have a gradient, with their gradients and state, as the kernels take them.
+  struct StepTensors {
+    std::vector<torch::Tensor> params, grads, first_moments, second_moments, buffers;
+    std::vector<torch::optim::AdamWParamState*> adam_states;
+  };
   void ensure_state();
+  StepTensors gather();
   void fused_step(const torch::Tensor& found_inf);
   void foreach_step();
 
