@@ -108,8 +108,8 @@ std::vector<Knob> build_table() {
   t.push_back(tunable(make_knob("set_to_none", K::Boolean, &C::set_to_none, "zero_grad frees gradients instead of zero-filling")));
   t.push_back(ranged(make_knob("threads", K::Integer, &C::threads, "intra-op threads; 0 = LibTorch's default"), 0, 1024, true));
   t.push_back(tunable(make_knob("channels_last", K::Boolean, &C::channels_last, "NHWC memory format for conv models")));
-  t.push_back(choice(make_knob("host_allocator", K::Choice, &C::host_allocator, "host memory: system (libc defaults) or retain (no mmap/trim: freed blocks are reused)"),
-                     {"system", "retain"}, true));
+  t.push_back(choice(make_knob("host_allocator", K::Choice, &C::host_allocator, "host memory: system (libc defaults), retain (no mmap/trim: freed blocks are reused) or tcmalloc (Debian's libtcmalloc-minimal4, preloaded)"),
+                     {"system", "retain", "tcmalloc"}, true));
   t.push_back(tunable(make_knob("flush_denormal", K::Boolean, &C::flush_denormal, "CPU math treats subnormal floats as zero (FTZ/DAZ), as torch.set_flush_denormal")));
   t.push_back(tunable(make_knob("checkpointing", K::Boolean, &C::checkpointing, "recompute model segments' activations in backward")));
   // Training state.

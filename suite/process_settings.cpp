@@ -1,7 +1,14 @@
 #include "suite/process_settings.h"
 
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -12,10 +19,47 @@
 #include "reports/user_error.h"
 
 namespace dyno {
+namespace {
+
+constexpr const char* kTcmallocLibrary = "libtcmalloc_minimal.so.4";
+constexpr const char* kPreloadedMarker = "DYNO_HOST_ALLOCATOR_PRELOADED";
+
+bool tcmalloc_loaded() { return dlsym(RTLD_DEFAULT, "tc_malloc") != nullptr; }
+
+}  // namespace
+
+void load_host_allocator(const std::string& mode) {
+  if (mode != "tcmalloc" || tcmalloc_loaded()) return;
+  if (std::getenv(kPreloadedMarker)) return;  // already re-executed: apply_host_allocator says why it is missing
+  std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
+  const std::string all((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (size_t start = 0; start < all.size();) {
+    const size_t end = all.find('\0', start);
+    args.push_back(all.substr(start, end - start));
+    start = end == std::string::npos ? all.size() : end + 1;
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const char* preload = std::getenv("LD_PRELOAD");
+  const std::string value = std::string(kTcmallocLibrary) + (preload && *preload ? std::string(":") + preload : "");
+  setenv("LD_PRELOAD", value.c_str(), 1);
+  setenv(kPreloadedMarker, mode.c_str(), 1);
+  std::fflush(nullptr);
+  execv("/proc/self/exe", argv.data());
+  throw UserError("config", "host_allocator: tcmalloc: could not re-execute this program with LD_PRELOAD=" + value);
+}
 
 void apply_host_allocator(const std::string& mode) {
   if (mode == "system") return;
-  if (mode != "retain") throw UserError("config", "host_allocator: '" + mode + "' is not one of system, retain");
+  if (mode == "tcmalloc") {
+    if (tcmalloc_loaded()) return;
+    throw UserError("config", std::string("host_allocator: tcmalloc is not loaded in this process: install Debian's libtcmalloc-minimal4 (") +
+                                  kTcmallocLibrary + "), and run through `dyno train`, which preloads it, or start the program with LD_PRELOAD=" +
+                                  kTcmallocLibrary + "; or use host_allocator=retain");
+  }
+  if (mode != "retain") throw UserError("config", "host_allocator: '" + mode + "' is not one of system, retain, tcmalloc");
 #if defined(__GLIBC__)
   // M_MMAP_MAX 0: every block comes from the heap; M_TRIM_THRESHOLD: never give the top back.
   if (mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1) return;

@@ -12,7 +12,15 @@ namespace dyno {
 // history (even on the length of its command line), and the same fashion-cnn config (batch 256,
 // bf16) ran at 4,500 or 5,900 samples/s from one process to the next.
 // mode "retain": no mmap for large blocks and no trimming, so freed memory is reused.
+// mode "tcmalloc": Debian's libtcmalloc-minimal4 replaces malloc for the whole process, so it must
+// be there from the start: load_host_allocator puts it in; here it is only checked.
 void apply_host_allocator(const std::string& mode);
+
+// For a program about to run a config with `mode` "tcmalloc" in this process: when the library is
+// not loaded yet, re-executes this program (same arguments, same pid) with it in LD_PRELOAD, and
+// does not return. Other modes: nothing. Throws UserError naming the Debian package when the
+// re-executed program still does not have it (the library is not installed).
+void load_host_allocator(const std::string& mode);
 
 // Turns FTZ/DAZ on (torch.set_flush_denormal(True)) for the whole process: call it before the
 // process's first parallel op (the intra-op threads inherit it when they start). It stays on.

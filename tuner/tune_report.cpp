@@ -81,6 +81,9 @@ std::string best_config_python(const RunConfig& c) {
        << "libc.mallopt(-4, 0)  # M_MMAP_MAX\n"
        << "libc.mallopt(-1, 2**31 - 1)  # M_TRIM_THRESHOLD\n"
        << "# or start Python with GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647\n";
+  else if (c.host_allocator == "tcmalloc")
+    py << "# tcmalloc replaces malloc for the whole process: start Python with\n"
+       << "#   LD_PRELOAD=libtcmalloc_minimal.so.4 python train.py   (Debian package libtcmalloc-minimal4)\n";
   else py << "# (the C library's malloc defaults)\n";
   py << "\n# flush_denormal\n"
      << "torch.set_flush_denormal(" << boolean(c.flush_denormal) << ")\n";

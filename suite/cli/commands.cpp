@@ -21,6 +21,7 @@
 #include "reports/user_error.h"
 #include "suite/distributed/distributed_context.h"
 #include "suite/engine.h"
+#include "suite/process_settings.h"
 #include "suite/environment.h"
 #include "workloads/workload.h"
 
@@ -93,6 +94,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print the report JSON to stdout instead of the summary");
   handlers()[cmd] = [args] {
     RunConfig config = build_config(args->config_path, args->workload, args->settings);
+    load_host_allocator(config.host_allocator);  // a preloaded malloc re-executes this command first
     EngineOptions options;
     options.progress = !args->no_progress && (args->progress || ::isatty(STDERR_FILENO)) && process_rank() == 0;
     RunReport report = Engine(options).run(config);

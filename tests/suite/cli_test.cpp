@@ -29,6 +29,21 @@ TEST(Cli, ReportConfigIsLoadableAgain) {
   testing::remove_tree(dir);
 }
 
+// dyno train re-executes itself with tcmalloc preloaded (the engine refuses the value otherwise);
+// the report records the setting, and a broken preload is a clear error, not a crash.
+TEST(Cli, TrainPreloadsTcmallocForItsRun) {
+  auto dir = testing::fresh_dir("cli_tcmalloc");
+  const auto out = (dir / "run.json").string();
+  auto r = testing::run_dyno("train -w fashion-mlp --set size=tiny max_steps=3 host_allocator=tcmalloc --no-progress --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(read_file(out))["config"]["host_allocator"], "tcmalloc");
+  r = testing::run_dyno("train -w fashion-mlp --set size=tiny max_steps=3 host_allocator=tcmalloc --no-progress --out " + out,
+                        "DYNO_HOST_ALLOCATOR_PRELOADED=tcmalloc");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("host_allocator: tcmalloc is not loaded in this process"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
 TEST(Cli, BadInputExitsWithStatusTwoAndAClearMessage) {
   auto r = testing::run_dyno("train -w fashion-mlp --set amp=fp8");
   EXPECT_EQ(r.exit_code, 2);

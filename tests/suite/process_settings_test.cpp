@@ -41,7 +41,17 @@ TEST(ProcessSettings, UnknownAllocatorNamesTheKnobAndTheChoices) {
     apply_host_allocator("jemalloc");
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("host_allocator: 'jemalloc' is not one of system, retain"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("host_allocator: 'jemalloc' is not one of system, retain, tcmalloc"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ProcessSettings, TcmallocOutsideAPreloadedProcessSaysHowToLoadIt) {
+  try {
+    apply_host_allocator("tcmalloc");
+    FAIL() << "expected a UserError: this test binary does not preload tcmalloc";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("host_allocator: tcmalloc is not loaded in this process: install Debian's libtcmalloc-minimal4"),
+              std::string::npos) << e.what();
   }
 }
 
