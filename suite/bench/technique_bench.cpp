@@ -40,12 +40,13 @@ struct MlpStep {
   SegmentedModel model = make_mlp(784, {256, 128}, 10);
   torch::Tensor x = torch::randn({64, 1, 28, 28});
   torch::Tensor y = torch::randint(0, 10, {64});
-  torch::optim::AdamW optimizer{model->parameters(), torch::optim::AdamWOptions(1e-3)};
+  std::vector<torch::Tensor> parameters = model->parameters();
+  TrainingOptimizer optimizer{parameters, {"adamw", "fused", 1e-3, 0, 0}};  // the engine's default step
   torch::Tensor step(bool set_to_none = true, double clip = 0) {
     optimizer.zero_grad(set_to_none);
     auto loss = torch::nn::functional::cross_entropy(model->forward(x), y);
     loss.backward();
-    if (clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), clip);
+    if (clip > 0) clip_grad_norm_on_device(parameters, clip);
     optimizer.step();
     return loss.detach();
   }

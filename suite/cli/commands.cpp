@@ -21,8 +21,8 @@
 #include "reports/user_error.h"
 #include "suite/distributed/distributed_context.h"
 #include "suite/engine.h"
-#include "suite/process_settings.h"
 #include "suite/environment.h"
+#include "suite/process_settings.h"
 #include "workloads/workload.h"
 
 namespace dyno {
