@@ -56,7 +56,13 @@ std::vector<Knob> build_table() {
   using C = RunConfig;
   std::vector<Knob> t;
   // What to run.
-  t.push_back(make_knob("workload", K::Text, &C::workload, "reference workload to train (see `dyno workloads`)"));
+  t.push_back(make_knob("workload", K::Text, &C::workload, "workload to train (see `dyno workloads`), or torchscript (model_file on data_file)"));
+  t.push_back(make_knob("model_file", K::Text, &C::model_file, "torchscript: the model, saved by torch.jit.script(model).save(path)"));
+  t.push_back(make_knob("data_file", K::Text, &C::data_file, "torchscript: the data, saved by torch.save({\"inputs\": X, \"targets\": Y}, path)"));
+  t.push_back(make_knob("eval_data_file", K::Text, &C::eval_data_file, "torchscript: evaluation data in the same form; empty = the data file's last 10%"));
+  t.push_back(choice(make_knob("model_loss", K::Choice, &C::model_loss,
+                               "torchscript: cross_entropy (integer class targets; metric accuracy) or mse (float targets; metric val_loss)"),
+                     {"cross_entropy", "mse"}));
   t.push_back(choice(make_knob("size", K::Choice, &C::size, "data set size: full, small (~10%), tiny (for tests)"),
                      {"full", "small", "tiny"}));
   t.push_back(choice(make_knob("device", K::Choice, &C::device, "device to train on"), {"cpu", "cuda"}));

@@ -24,7 +24,11 @@ struct DdpConfig {
 
 struct RunConfig {
   // What to run.
-  std::string workload = "fashion-mlp";
+  std::string workload = "fashion-mlp";  // a registered workload, or "torchscript" (model_file on data_file)
+  std::string model_file;       // torchscript: a model saved by torch.jit.script(model).save(path)
+  std::string data_file;        // torchscript: torch.save({"inputs": X, "targets": Y}, path)
+  std::string eval_data_file;   // torchscript: evaluation data in the same form; empty = the data file's last 10%
+  std::string model_loss = "cross_entropy";  // torchscript: cross_entropy (class targets, accuracy) | mse (val_loss)
   std::string size = "full";  // full | small | tiny
   std::string device = "cpu";
   int64_t seed = 0;

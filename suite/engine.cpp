@@ -6,7 +6,7 @@
 #include "suite/distributed/distributed_context.h"
 #include "suite/lr_schedule.h"
 #include "suite/training_run.h"
-#include "workloads/workload.h"
+#include "workloads/workload_registry.h"
 
 namespace dyno {
 
@@ -21,11 +21,14 @@ RunConfig resolve_config(const RunConfig& input, const Workload& workload) {
   validate_combination(config);
   if (config.channels_last && !workload.convolutional)
     throw UserError("config", "channels_last: true applies to convolutional workloads; '" + workload.name + "' has no convolutions");
+  if (config.label_smoothing > 0 && workload.loss)
+    throw UserError("config", "label_smoothing: " + std::to_string(config.label_smoothing) + " applies to the cross-entropy loss; '" +
+                                  workload.name + "' defines its own loss; leave it at 0");
   return config;
 }
 
 RunReport Engine::run(const RunConfig& input) {
-  const Workload& workload = workload_or_throw(input.workload);
+  const Workload workload = workload_for(input);
   // Data parallelism comes from the launcher's environment (dyno launch, torchrun, a scheduler).
   RunConfig requested = input;
   const auto distributed_env = distributed_env_from_environment();

@@ -43,8 +43,10 @@ torch::Tensor forward_segments(SegmentedModel& model, torch::Tensor x, bool chec
   return x;
 }
 
-torch::Tensor loss_of(const torch::Tensor& logits, const torch::Tensor& target, double label_smoothing) {
-  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), target.reshape({-1}),
+// The workload's loss, or cross-entropy over the output's last dimension (in fp32 under autocast).
+torch::Tensor loss_of(const Workload& workload, const torch::Tensor& output, const torch::Tensor& target, double label_smoothing) {
+  if (workload.loss) return workload.loss(output, target);
+  return torch::nn::functional::cross_entropy(output.reshape({-1, output.size(-1)}).to(torch::kFloat), target.reshape({-1}),
                                               torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(label_smoothing));
 }
 
@@ -57,8 +59,8 @@ torch::Tensor to_device(const torch::Tensor& t, const c10::Device& device, bool 
 c10::ScalarType autocast_dtype(const RunConfig& config) { return config.amp == "fp16" ? torch::kHalf : torch::kBFloat16; }
 
 // Evaluation runs without autograd (technique 16) and in eval mode (no dropout, BN running stats).
-EvalResult evaluate(SegmentedModel& model, const std::shared_ptr<const ExampleSource>& source, const RunConfig& config,
-                    const c10::Device& device) {
+EvalResult evaluate(SegmentedModel& model, const Workload& workload, const std::shared_ptr<const ExampleSource>& source,
+                    const RunConfig& config, const c10::Device& device) {
   NvtxRange range("eval");
   torch::NoGradGuard no_grad;
   model->eval();
@@ -78,6 +80,12 @@ EvalResult evaluate(SegmentedModel& model, const std::shared_ptr<const ExampleSo
     {
       AutocastScope scope(device.type(), config.amp != "off", autocast_dtype(config));
       logits = model->forward(input);
+    }
+    if (workload.loss) {  // a mean over the batch's examples, weighted back to a sum
+      loss_sum += workload.loss(logits, target).to(torch::kDouble) * static_cast<double>(target.size(0));
+      items += target.size(0);
+      if (workload.metric_name == "accuracy") correct += logits.argmax(-1).eq(target).sum();
+      continue;
     }
     auto flat_logits = logits.reshape({-1, logits.size(-1)}).to(torch::kFloat);
     auto flat_target = target.reshape({-1});
@@ -291,7 +299,7 @@ void TrainingRun::step() {
     {
       NvtxRange r("forward");
       AutocastScope scope(device_.type(), config_.amp != "off", autocast_dtype(config_));
-      loss = loss_of(forward_segments(model_, input, config_.checkpointing), target, config_.label_smoothing);
+      loss = loss_of(workload_, forward_segments(model_, input, config_.checkpointing), target, config_.label_smoothing);
       if (config_.grad_accum_steps > 1) loss = loss / static_cast<double>(config_.grad_accum_steps);
       if (config_.inject_fault == "nan" && fault_here && step_ + 1 >= config_.inject_fault_at_step) loss = loss * std::nan("");
       phases.mark("forward");
@@ -377,7 +385,7 @@ std::string TrainingRun::log_point() {
 
 std::string TrainingRun::evaluation() {
   const auto eval_start = Clock::now();
-  const EvalResult result = evaluate(model_, data_.eval, config_, device_);
+  const EvalResult result = evaluate(model_, workload_, data_.eval, config_, device_);
   eval_time_s_ += seconds_since(eval_start);
   const double metric = workload_.metric_name == "accuracy" ? result.accuracy : result.loss;
   last_metric_ = metric;

@@ -30,13 +30,14 @@
 #include "tuner/target_time_cap.h"
 #include "tuner/tune_report.h"
 #include "tuner/tuner.h"
-#include "workloads/workload.h"
+#include "workloads/workload_registry.h"
 
 namespace dyno {
 namespace {
 
 struct TuneArgs {
   std::string workload = "fashion-mlp";
+  ModelFileArgs model_file;
   std::string space_path;
   std::vector<std::string> axes;
   std::vector<std::string> settings;
@@ -104,7 +105,7 @@ SearchSpace take_convergence_axes(SearchSpace& space, const Workload& workload) 
   if (!axes.contains("schedule") && !space.find("schedule")) axes["schedule"] = {"auto", "onecycle"};
   // Label smoothing 0.1 lifted fashion-cnn's accuracy after 2 epochs by ~0.2% here (3 seeds), which
   // can move the target one evaluation earlier. Only for accuracy targets: it raises a loss target.
-  if (workload.metric_name == "accuracy" && !axes.contains("label_smoothing") && !space.find("label_smoothing"))
+  if (workload.metric_name == "accuracy" && !workload.loss && !axes.contains("label_smoothing") && !space.find("label_smoothing"))
     axes["label_smoothing"] = {0.0, 0.1};
   return SearchSpace::from_json({{"axes", axes}});
 }
@@ -253,13 +254,13 @@ int run_tune(const TuneArgs& args) {
   if (args.objective != "throughput" && args.objective != "time-to-target")
     throw UserError("tune", "--objective: '" + args.objective + "' is not one of throughput, time-to-target");
   make_strategy(args.strategy);  // validates the name before anything runs
-  const Workload& workload = workload_or_throw(args.workload);
   const bool to_target = args.objective == "time-to-target";
 
   RunConfig base;
-  base.workload = workload.name;
   for (const auto& s : args.settings) apply_setting(base, s);
-  base.workload = workload.name;
+  base.workload = args.workload;
+  apply_model_file_args(args.model_file, base);
+  const Workload workload = workload_for(base);
 
   // On CUDA, every visible GPU may be a rank unless --max-ranks says otherwise.
   const int64_t max_ranks = args.max_ranks > 1 || base.device != "cuda" ? args.max_ranks : std::max<int64_t>(1, torch::cuda::device_count());
@@ -466,6 +467,7 @@ void add_tune_command(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
   auto* cmd = app.add_subcommand("tune", "search a workload's knobs for the fastest configuration that still converges");
   cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`)")->capture_default_str();
+  add_model_file_options(cmd, args->model_file);
   cmd->add_option("--space", args->space_path, "search space JSON: {\"axes\": {knob: [values] | {min, max, step|factor}}}");
   cmd->add_option("--axis,-a", args->axes, "override an axis: knob=v1,v2 | knob=lo:hi:xF | knob=lo:hi:+S (repeatable)")->take_all();
   cmd->add_option("--set,-s", args->settings, "knob=value for every trial (device, size, ...)")->take_all();

@@ -1,6 +1,6 @@
-// Workload: a complete reference training recipe (model, data, loss, optimizer, LR schedule,
-// evaluation metric, target quality) that the engine can run under any RunConfig. The registry
-// holds the built-in ones; `dyno workloads` lists them.
+// Workload: a complete training recipe (model, data, loss, optimizer, LR schedule, evaluation
+// metric, target quality) that the engine can run under any RunConfig. dyno's own and a user's
+// are registered alike with DYNO_WORKLOAD (workloads/workload_registry.h); `dyno workloads` lists them.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <torch/types.h>
 
 #include "workloads/example_source.h"
 #include "workloads/segmented_model.h"
@@ -30,11 +32,16 @@ struct WorkloadData {
   std::shared_ptr<const ExampleSource> eval;
 };
 
+// The training loss of a model's output against a batch's target, reduced to a mean.
+using LossFunction = std::function<torch::Tensor(const torch::Tensor& output, const torch::Tensor& target)>;
+
 struct Workload {
   std::string name;
   std::string description;
   std::string data_description;
-  std::string metric_name;  // "accuracy" or "val_loss"
+  // "accuracy" (argmax of the output's last dimension against integer targets, higher is better)
+  // or "val_loss" (the loss over the evaluation data, lower is better).
+  std::string metric_name = "accuracy";
   bool higher_is_better = true;
   double target = 0;
   std::string target_note;  // where the target comes from
@@ -44,10 +51,8 @@ struct Workload {
   // size: full | small | tiny. Throws UserError (with the Debian package to install) when data is missing.
   std::function<WorkloadData(const std::string& size)> load_data;
   std::function<SegmentedModel()> build_model;
+  // Empty: cross-entropy over the output's last dimension, with the run's label_smoothing.
+  LossFunction loss;
 };
-
-const std::vector<Workload>& all_workloads();
-// Throws UserError listing the known names.
-const Workload& workload_or_throw(const std::string& name);
 
 }  // namespace dyno

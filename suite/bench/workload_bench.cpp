@@ -6,7 +6,7 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
-#include "workloads/workload.h"
+#include "workloads/workload_registry.h"
 
 namespace dyno {
 namespace {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <ctime>
 #include <functional>
@@ -23,7 +24,8 @@
 #include "suite/engine.h"
 #include "suite/environment.h"
 #include "suite/process_settings.h"
-#include "workloads/workload.h"
+#include "workloads/scripted_workload.h"
+#include "workloads/workload_registry.h"
 
 namespace dyno {
 namespace {
@@ -35,6 +37,7 @@ std::map<const CLI::App*, std::function<int()>>& handlers() {
 
 struct TrainArgs {
   std::string workload;
+  ModelFileArgs model_file;
   std::string config_path;
   std::vector<std::string> settings;
   std::string out;
@@ -86,6 +89,7 @@ void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   auto* cmd = app.add_subcommand("train", "train one workload under one configuration and write its run report");
   cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`)");
+  add_model_file_options(cmd, args->model_file);
   cmd->add_option("--config,-c", args->config_path, "JSON config (knob -> value); a run report or best-config.json also works");
   cmd->add_option("--set,-s", args->settings, "knob=value, repeatable (see `dyno knobs`)")->take_all();
   cmd->add_option("--out,-o", args->out, "report path (default runs/<workload>-<time>.json)");
@@ -94,6 +98,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print the report JSON to stdout instead of the summary");
   handlers()[cmd] = [args] {
     RunConfig config = build_config(args->config_path, args->workload, args->settings);
+    apply_model_file_args(args->model_file, config);
     load_host_allocator(config.host_allocator);  // a preloaded malloc re-executes this command first
     EngineOptions options;
     options.progress = !args->no_progress && (args->progress || ::isatty(STDERR_FILENO)) && process_rank() == 0;
@@ -111,7 +116,7 @@ void add_train_command(CLI::App& app) {
 
 void add_list_commands(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
-  auto* workloads = app.add_subcommand("workloads", "list the built-in workloads");
+  auto* workloads = app.add_subcommand("workloads", "list the workloads this binary defines (and --model for a TorchScript file)");
   workloads->add_flag("--json", *json, "machine-readable output");
   handlers()[workloads] = [json] {
     nlohmann::json list = nlohmann::json::array();
@@ -150,6 +155,27 @@ void add_list_commands(CLI::App& app) {
                 << k.valid_text() << ")\n";
     return 0;
   };
+}
+
+void add_model_file_options(CLI::App* command, ModelFileArgs& args) {
+  command->add_option("--model", args.model, "a TorchScript model to train (torch.jit.script(model).save(path)); sets workload=torchscript");
+  command->add_option("--data", args.data, "with --model: training data, torch.save({\"inputs\": X, \"targets\": Y}, path)");
+  command->add_option("--eval-data", args.eval_data, "with --model: evaluation data in the same form (default: the data's last 10%)");
+  command->add_option("--loss", args.loss, "with --model: cross_entropy (class targets, accuracy) or mse (float targets, val_loss)");
+}
+
+void apply_model_file_args(const ModelFileArgs& args, RunConfig& config) {
+  if (args.model.empty()) {
+    if (!args.data.empty() || !args.eval_data.empty() || !args.loss.empty())
+      throw UserError("cli", "--data, --eval-data and --loss go with --model (a TorchScript model); built-in workloads bring their own data");
+    return;
+  }
+  auto absolute = [](const std::string& path) { return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string(); };
+  config.workload = kTorchScriptWorkload;
+  config.model_file = absolute(args.model);
+  if (!args.data.empty()) config.data_file = absolute(args.data);
+  if (!args.eval_data.empty()) config.eval_data_file = absolute(args.eval_data);
+  if (!args.loss.empty()) set_knob(config, "model_loss", args.loss);
 }
 
 void register_command_handler(const CLI::App* command, std::function<int()> handler) { handlers()[command] = std::move(handler); }

@@ -4,12 +4,27 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
 }
 
 namespace dyno {
+
+struct RunConfig;
+
+// --model / --data / --eval-data / --loss: a scripted model on tensor files (workload torchscript).
+struct ModelFileArgs {
+  std::string model;
+  std::string data;
+  std::string eval_data;
+  std::string loss;
+};
+void add_model_file_options(CLI::App* command, ModelFileArgs& args);
+// Sets workload=torchscript and the file knobs (as absolute paths, so that trials and saved
+// configs find them from any folder) when --model is given; refuses --data without --model.
+void apply_model_file_args(const ModelFileArgs& args, RunConfig& config);
 
 std::string version_text();
 void add_train_command(CLI::App& app);

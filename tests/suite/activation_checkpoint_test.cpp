@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "workloads/workload.h"
+#include "fixture_files.h"
+#include "reports/run_config.h"
+#include "workloads/workload_registry.h"
 
 namespace dyno {
 namespace {
@@ -14,8 +16,19 @@ struct Gradients {
   torch::Tensor loss;
 };
 
+// A registered workload, or "torchscript": the scripted chain saved from Python.
+Workload workload_named(const std::string& name) {
+  RunConfig config;
+  config.workload = name;
+  if (name == "torchscript") {
+    config.model_file = testing::fixture("model.pt");
+    config.data_file = testing::fixture("data.pt");
+  }
+  return workload_for(config);
+}
+
 Gradients run(const std::string& workload, bool checkpointing) {
-  const Workload& w = workload_or_throw(workload);
+  const Workload w = workload_named(workload);
   torch::manual_seed(11);
   SegmentedModel model = w.build_model();
   model->train();  // dropout on: the recomputation must replay the same masks
@@ -53,7 +66,7 @@ TEST_P(ActivationCheckpoint, GradientsAndBuffersMatchThePlainRun) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, ActivationCheckpoint,
-                         ::testing::Values("fashion-mlp", "fashion-cnn", "fashion-mobilenet", "text-transformer"));
+                         ::testing::Values("fashion-mlp", "fashion-cnn", "fashion-mobilenet", "text-transformer", "torchscript"));
 
 TEST(ActivationCheckpointMemory, DoesNotKeepSegmentActivations) {
   // The checkpointed graph saves only each segment's input: its autograd graph has fewer nodes.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "fixture_files.h"
 #include "reports/atomic_file.h"
 #include "test_support.h"
 
@@ -44,13 +45,49 @@ TEST(Cli, TrainPreloadsTcmallocForItsRun) {
   testing::remove_tree(dir);
 }
 
+// `dyno train --model --data` trains a user's scripted model without any C++; its report's config
+// names the files (absolute), so that --config runs it again from anywhere.
+TEST(Cli, TrainsAScriptedModelFromPythonFiles) {
+  auto dir = testing::fresh_dir("cli_scripted");
+  const auto out = (dir / "run.json").string();
+  auto r = testing::run_dyno("train --model " + testing::fixture("model.pt") + " --data " + testing::fixture("data.pt") +
+                             " --set size=tiny max_steps=4 --no-progress --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto config = nlohmann::json::parse(read_file(out))["config"];
+  EXPECT_EQ(config["workload"], "torchscript");
+  EXPECT_EQ(config["model_file"], testing::fixture("model.pt"));
+  r = testing::run_dyno("train --config " + out + " --no-progress --out " + (dir / "again.json").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  testing::remove_tree(dir);
+}
+
+// Each bad file a user may bring is exit status 2 and a message naming it and the fix.
+TEST(Cli, BadModelAndDataFilesExitWithStatusTwo) {
+  const std::string model = " --model " + testing::fixture("model.pt"), data = " --data " + testing::fixture("data.pt");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {model + " --data /nonexistent/data.pt", "[data] '/nonexistent/data.pt' does not exist"},
+      {model + " --data " + testing::fixture("legacy.pt"), "legacy.pt' is not a torch.save file (zip format)"},
+      {model + " --data " + testing::fixture("no_targets.pt"), "no_targets.pt' has no key 'targets' (it has 'inputs', 'labels')"},
+      {" --model " + testing::fixture("no_grad.pt") + data, "no_grad.pt' has no parameter that requires grad"},
+      {" --model " + testing::fixture("frozen.pt") + data, "frozen.pt' was frozen (torch.jit.freeze"},
+      {" --model /nonexistent/model.pt" + data, "[model] '/nonexistent/model.pt' does not exist"},
+      {model, "[config] data_file: empty; workload=torchscript needs --data data.pt"},
+      {data, "--data, --eval-data and --loss go with --model"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto r = testing::run_dyno("train" + args + " --set size=tiny max_steps=2 --no-progress --out /tmp/dyno_never_written.json");
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+  }
+}
+
 TEST(Cli, BadInputExitsWithStatusTwoAndAClearMessage) {
   auto r = testing::run_dyno("train -w fashion-mlp --set amp=fp8");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("[config] amp: 'fp8' is not one of off, fp16, bf16"), std::string::npos) << r.output;
   r = testing::run_dyno("train -w no-such-workload");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("is not one of fashion-mlp"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("is not one of fashion-cnn, fashion-mlp"), std::string::npos) << r.output;
   r = testing::run_dyno("train --config /nonexistent/config.json");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("/nonexistent/config.json"), std::string::npos) << r.output;

@@ -11,7 +11,7 @@
 
 #include <torch/torch.h>
 
-#include "workloads/workload.h"
+#include "workloads/workload_registry.h"
 #include <filesystem>
 #include <string>
 

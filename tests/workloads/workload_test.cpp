@@ -1,4 +1,4 @@
-#include "workloads/workload.h"
+#include "workloads/workload_registry.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,0 +1,22 @@
+// dyno as a library. Define a workload (model, data, loss, metric, target, recipe), register it
+// with DYNO_WORKLOAD, and DYNO_MAIN() makes your binary the whole dyno command line over it:
+//
+//   dyno::Workload my_model() { dyno::Workload w; w.name = "my-model"; ...; return w; }
+//   DYNO_WORKLOAD(my_model);
+//   DYNO_MAIN();
+//
+// then `my_tool tune -w my-model --out tuned`. Trials re-run the same binary, so the tuner, the
+// convergence guard, DDP (`my_tool launch`) and the reports work unchanged. Link dyno::cli.
+#pragma once
+
+#include "suite/cli/cli_main.h"
+#include "workloads/example_source.h"
+#include "workloads/segmented_model.h"
+#include "workloads/tensor_source.h"
+#include "workloads/workload.h"
+#include "workloads/workload_registry.h"
+
+// A main() running the dyno command line; use once, at namespace scope, with a semicolon.
+#define DYNO_MAIN()                                                         \
+  int main(int argc, char** argv) { return ::dyno::run_cli(argc, argv); } \
+  int main(int, char**)

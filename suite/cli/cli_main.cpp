@@ -1,0 +1,49 @@
+#include "suite/cli/cli_main.h"
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "reports/user_error.h"
+#include "suite/cli/commands.h"
+#include "suite/cli/compare_commands.h"
+#include "suite/cli/launch_command.h"
+#include "suite/cli/report_command.h"
+#include "tuner/tune_command.h"
+#include "workloads/workload_registry.h"
+
+namespace dyno {
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"dyno: benchmark and auto-tune LibTorch training loops"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", version_text());
+  add_train_command(app);
+  add_list_commands(app);
+  add_tune_command(app);
+  add_compare_commands(app);
+  add_report_command(app);
+  add_launch_command(app);
+  try {
+    all_workloads();  // a duplicate or incomplete DYNO_WORKLOAD is reported before anything runs
+  } catch (const UserError& e) {
+    std::cerr << "dyno: " << e.what() << "\n";
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    return run_selected_command(app);
+  } catch (const UserError& e) {
+    std::cerr << "dyno: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "dyno: internal error (this is a bug, please report it): " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace dyno

@@ -1,0 +1,104 @@
+"""Writes the files a user brings from Python, for the TorchScript and tensor-file tests.
+
+  data.pt        torch.save({"inputs", "targets"}): 2,400 Fashion-MNIST images (float32, normalised), int64 labels
+  model.pt       torch.jit.script of an nn.Sequential of three blocks (a chain: conv, conv, head)
+  tree.pt        torch.jit.script of a module whose forward is not a chain of its children
+  grads.pt       one batch and the eager module's gradients on it, fp32 and under bf16 autocast
+  mixed.pt       float64 inputs and int32 targets
+  regression.pt  float targets (each image's mean) for mse, and regressor.pt, a scripted MLP with one output
+  big.pt         26,214,400 float32 inputs (100 MiB), to read a large file; big_sum.pt: their sum
+  frozen.pt      torch.jit.freeze of the model (inference only); no_grad.pt: parameters without requires_grad
+  not_a_dict.pt  a bare tensor; no_targets.pt: a dict without "targets"; legacy.pt: the pre-1.6 format
+
+Usage: python make_scripted_fixtures.py OUT_DIR
+"""
+import gzip
+import os
+import sys
+
+import torch
+from torch import nn
+
+FASHION = "/usr/share/datasets/fashion-mnist"
+
+
+def fashion(count):
+    with gzip.open(os.path.join(FASHION, "train-images-idx3-ubyte.gz")) as f:
+        images = torch.frombuffer(bytearray(f.read()[16:16 + count * 784]), dtype=torch.uint8)
+    with gzip.open(os.path.join(FASHION, "train-labels-idx1-ubyte.gz")) as f:
+        labels = torch.frombuffer(bytearray(f.read()[8:8 + count]), dtype=torch.uint8)
+    inputs = (images.view(count, 1, 28, 28).float() / 255.0 - 0.2860) / 0.3530
+    return inputs, labels.long()
+
+
+def chain_model():
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Sequential(nn.Conv2d(1, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2)),
+        nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten()),
+        nn.Sequential(nn.Linear(16 * 7 * 7, 64), nn.ReLU(), nn.Linear(64, 10)),
+    )
+
+
+class Tree(nn.Module):
+    """Two branches added together: running the children in order is not this forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(784, 10)
+        self.b = nn.Linear(784, 10)
+
+    def forward(self, x):
+        x = x.flatten(1)
+        return self.a(x) + self.b(x)
+
+
+def gradients(model, inputs, targets, autocast):
+    model.zero_grad()
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+        output = model(inputs)
+    loss = nn.functional.cross_entropy(output.float(), targets)
+    loss.backward()
+    return loss.detach(), [p.grad.clone() for p in model.parameters()]
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    inputs, targets = fashion(2400)
+    torch.save({"inputs": inputs, "targets": targets}, os.path.join(out, "data.pt"))
+
+    model = chain_model()
+    torch.jit.script(model).save(os.path.join(out, "model.pt"))
+    torch.jit.script(Tree()).save(os.path.join(out, "tree.pt"))
+
+    batch_inputs, batch_targets = inputs[:32].clone(), targets[:32].clone()
+    expected = {"inputs": batch_inputs, "targets": batch_targets,
+                "names": [n for n, _ in model.named_parameters()]}
+    for name, autocast in (("fp32", False), ("bf16", True)):
+        loss, grads = gradients(chain_model(), batch_inputs, batch_targets, autocast)
+        expected[name + "_loss"] = loss
+        expected[name + "_grads"] = grads
+    torch.save(expected, os.path.join(out, "grads.pt"))
+
+    torch.save({"inputs": inputs[:64].double(), "targets": targets[:64].int()}, os.path.join(out, "mixed.pt"))
+    torch.manual_seed(0)
+    torch.jit.script(nn.Sequential(nn.Linear(784, 32), nn.ReLU(), nn.Linear(32, 1))).save(os.path.join(out, "regressor.pt"))
+    torch.save({"inputs": inputs[:600].flatten(1).clone(), "targets": inputs[:600].flatten(1).mean(1, keepdim=True)},
+               os.path.join(out, "regression.pt"))
+    big = torch.rand(100 * 1024 * 1024 // 4 // 64, 64, generator=torch.Generator().manual_seed(1))
+    torch.save({"inputs": big, "targets": torch.zeros(big.shape[0], dtype=torch.long)}, os.path.join(out, "big.pt"))
+    torch.save({"sum": big.double().sum()}, os.path.join(out, "big_sum.pt"))
+
+    torch.jit.freeze(torch.jit.script(chain_model().eval())).save(os.path.join(out, "frozen.pt"))
+    no_grad = chain_model()
+    for p in no_grad.parameters():
+        p.requires_grad_(False)
+    torch.jit.script(no_grad).save(os.path.join(out, "no_grad.pt"))
+
+    torch.save(inputs[:8].clone(), os.path.join(out, "not_a_dict.pt"))
+    torch.save({"inputs": inputs[:8].clone(), "labels": targets[:8].clone()}, os.path.join(out, "no_targets.pt"))
+    torch.save({"inputs": inputs[:8].clone(), "targets": targets[:8].clone()}, os.path.join(out, "legacy.pt"), _use_new_zipfile_serialization=False)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

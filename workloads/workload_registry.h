@@ -1,0 +1,42 @@
+// The workloads a binary knows: every DYNO_WORKLOAD in it, plus "torchscript" (a user's scripted
+// model on a tensor file, named by the config). Registration happens at static initialisation
+// into a function-local table, so the order of files does not matter; the factories run on first
+// use, in main, so a duplicate or unnamed workload is a UserError (exit 2), not a crash before main.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "workloads/workload.h"
+
+namespace dyno {
+
+struct RunConfig;
+
+using WorkloadFactory = std::function<Workload()>;
+
+// Returns true, so that DYNO_WORKLOAD can initialise a namespace-scope constant with it.
+bool register_workload(WorkloadFactory factory, const char* source_file) noexcept;
+
+// The registered workloads in name order. Throws UserError naming both source files of a
+// duplicate name, or the file of a workload without a name or a model.
+const std::vector<Workload>& all_workloads();
+
+// A registered workload; throws UserError listing the known names.
+const Workload& workload_or_throw(const std::string& name);
+
+// The workload a config runs: the registered one it names, or for workload=torchscript the model
+// in model_file trained on data_file (loaded to check it). Throws UserError for either.
+Workload workload_for(const RunConfig& config);
+
+}  // namespace dyno
+
+#define DYNO_DETAIL_CONCAT2(a, b) a##b
+#define DYNO_DETAIL_CONCAT(a, b) DYNO_DETAIL_CONCAT2(a, b)
+
+// DYNO_WORKLOAD(factory): registers a workload; factory is a function (or lambda) returning a
+// dyno::Workload. At namespace scope, any number per file.
+#define DYNO_WORKLOAD(factory)                                                                          \
+  [[maybe_unused]] static const bool DYNO_DETAIL_CONCAT(dyno_workload_registered_, __LINE__) = \
+      ::dyno::register_workload(factory, __FILE__)
