@@ -7,7 +7,10 @@
 //
 // then `my_tool tune -w my-model --out tuned`. Trials re-run the same binary, so the tuner, the
 // convergence guard, DDP (`my_tool launch`) and the reports work unchanged. Link dyno::cli.
+// Includes <torch/torch.h>, for the model.
 #pragma once
+
+#include <torch/torch.h>
 
 #include "suite/cli/cli_main.h"
 #include "workloads/example_source.h"
