@@ -73,7 +73,7 @@ nlohmann::json to_json(const RunReport& r) {
       {"environment",
        {{"dyno_revision", e.dyno_revision}, {"libtorch_version", e.libtorch_version}, {"cuda_version", e.cuda_version},
         {"cudnn_version", e.cudnn_version}, {"device", e.device}, {"device_name", e.device_name},
-        {"cpu_model", e.cpu_model}, {"cores", e.cores}, {"threads", e.threads}, {"host", e.host}}},
+        {"cpu_model", e.cpu_model}, {"cores", e.cores}, {"memory_bytes", e.memory_bytes}, {"threads", e.threads}, {"host", e.host}}},
       {"summary",
        {{"throughput_unit", s.throughput_unit},
         {"samples_per_second", number_or_null(s.samples_per_second)},
@@ -114,6 +114,7 @@ RunReport report_from_json(const nlohmann::json& j) {
     o.device_name = e.value("device_name", "");
     o.cpu_model = e.value("cpu_model", "");
     o.cores = e.value("cores", int64_t{0});
+    o.memory_bytes = e.value("memory_bytes", int64_t{0});
     o.threads = e.value("threads", int64_t{0});
     o.host = e.value("host", "");
   }

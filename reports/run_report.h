@@ -30,6 +30,7 @@ struct Environment {
   std::string device_name;
   std::string cpu_model;
   int64_t cores = 0;
+  int64_t memory_bytes = 0;  // physical memory
   int64_t threads = 0;  // intra-op threads in use
   std::string host;
 };

@@ -47,6 +47,7 @@ Environment collect_environment(DeviceBackend& backend) {
   e.device_name = backend.device_name();
   e.cpu_model = cpu_model();
   e.cores = static_cast<int64_t>(std::thread::hardware_concurrency());
+  e.memory_bytes = static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
   e.threads = at::get_num_threads();
   char host[256] = {0};
   if (gethostname(host, sizeof(host) - 1) == 0) e.host = host;

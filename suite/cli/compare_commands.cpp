@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,12 +17,15 @@
 #include "reports/child_process.h"
 #include "reports/comparison.h"
 #include "reports/figure_set.h"
+#include "reports/machine_fingerprint.h"
 #include "reports/quantity.h"
 #include "reports/run_config.h"
 #include "reports/run_report.h"
 #include "reports/statistics.h"
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
+#include "suite/device_backend.h"
+#include "suite/environment.h"
 
 namespace dyno {
 namespace {
@@ -126,6 +130,40 @@ double measure_once(const std::string& dyno, const nlohmann::json& config, const
   return quantile(report.throughput_windows, kRunFigureQuantile);
 }
 
+// Exit status of a stored baseline recorded under another fingerprint: neither pass nor fail.
+constexpr int kNotComparable = 4;
+
+// This machine as a run of `config` would record it (device, threads), without running anything.
+MachineFingerprint this_machine(const nlohmann::json& config) {
+  const RunConfig c = config_from_json(config);
+  RunReport report;
+  report.environment = collect_environment(*make_device_backend(c));
+  if (c.threads > 0) report.environment.threads = c.threads;
+  return MachineFingerprint::of(to_json(report)["environment"]);
+}
+
+nlohmann::json read_baseline(const std::string& path) {
+  const nlohmann::json baseline = read_json_file(path, "check");
+  check_schema_version(baseline, "'" + path + "'");
+  if (baseline.value("kind", "") != "baseline" || !baseline.contains("config"))
+    throw UserError("check", "'" + path + "' is not a dyno baseline (make one with dyno check --record FILE)");
+  return baseline;
+}
+
+// --baseline DIR: the baselines kept side by side, one per fingerprint; the one recorded under
+// this machine's fingerprint, or (none matching) the first, whose differences are then reported.
+std::string choose_baseline(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw UserError("check", "--baseline: '" + dir + "' holds no .json baselines; record one with dyno check --record " + dir);
+  const MachineFingerprint here = this_machine(read_baseline(files.front())["config"]);
+  for (const auto& f : files)
+    if (MachineFingerprint::of(read_baseline(f).value("environment", nlohmann::json::object())).differences(here).empty()) return f;
+  return files.front();
+}
+
 nlohmann::json with_settings(nlohmann::json config, const std::vector<std::string>& settings) {
   RunConfig c = config_from_json(config);
   for (const auto& s : settings) apply_setting(c, s);
@@ -145,19 +183,25 @@ int run_check(const CheckArgs& a) {
     nlohmann::json runs = nlohmann::json::array();
     for (int i = 0; i < a.runs; ++i) runs.push_back(measure_once(self, config, work, i));
     nlohmann::json environment = to_json(read_report(work + "/run-0.json"))["environment"];
+    const MachineFingerprint fingerprint = MachineFingerprint::of(environment);
     nlohmann::json baseline = {{"schema_version", "1.0"}, {"kind", "baseline"}, {"config", config}, {"unit", "samples/s"},
-                               {"figure", kRunFigure}, {"runs", runs}, {"environment", environment}};
-    write_file_atomically(a.record, baseline.dump(2) + "\n");
-    std::cout << "recorded " << a.runs << " runs of " << c.workload << " into " << a.record << "\n";
+                               {"figure", kRunFigure}, {"runs", runs}, {"environment", environment},
+                               {"fingerprint", fingerprint.fields()}, {"fingerprint_id", fingerprint.id()}};
+    // A folder (existing, or named with a trailing /) keeps one baseline per fingerprint.
+    std::string path = a.record;
+    if (std::filesystem::is_directory(path) || path.back() == '/') {
+      std::filesystem::create_directories(path);
+      path = (std::filesystem::path(path) / (fingerprint.id() + ".json")).string();
+    }
+    write_file_atomically(path, baseline.dump(2) + "\n");
+    std::cout << "recorded " << a.runs << " runs of " << c.workload << " into " << path << " (fingerprint " << fingerprint.id() << ")\n";
     return 0;
   }
   if (a.baseline.empty()) throw UserError("check", "--baseline FILE is required (or --record FILE to make one)");
-  const nlohmann::json baseline = read_json_file(a.baseline, "check");
-  check_schema_version(baseline, "'" + a.baseline + "'");
-  if (baseline.value("kind", "") != "baseline" || !baseline.contains("config"))
-    throw UserError("check", "'" + a.baseline + "' is not a dyno baseline (make one with dyno check --record FILE)");
+  const std::string baseline_path = std::filesystem::is_directory(a.baseline) ? choose_baseline(a.baseline) : a.baseline;
+  const nlohmann::json baseline = read_baseline(baseline_path);
   if (a.against.empty() && baseline.contains("figure") && baseline["figure"] != kRunFigure)
-    throw UserError("check", "'" + a.baseline + "' holds per-run figures of kind " + baseline["figure"].dump() + ", this dyno measures " + kRunFigure +
+    throw UserError("check", "'" + baseline_path + "' holds per-run figures of kind " + baseline["figure"].dump() + ", this dyno measures " + kRunFigure +
                                  "; re-record it with dyno check --record, or use --against");
   const nlohmann::json base_config = with_settings(baseline["config"], a.settings);
   const nlohmann::json cand_config = with_settings(base_config, a.candidate_settings);
@@ -165,6 +209,29 @@ int run_check(const CheckArgs& a) {
   o.threshold = parse_fraction(a.threshold, "check", "--threshold");
   o.alpha = a.alpha;
   if (a.runs < 3) throw UserError("check", "--runs: " + std::to_string(a.runs) + " is too few; use 3 or more");
+  if (a.against.empty()) {
+    // A stored figure is comparable only on the machine and stack that recorded it.
+    const MachineFingerprint here = this_machine(base_config);
+    const auto differences = MachineFingerprint::of(baseline.value("environment", nlohmann::json::object())).differences(here);
+    if (!differences.empty()) {
+      std::ostringstream md;
+      md << "### dyno check against baseline " << baseline_path << "\n\n**NOT COMPARABLE**: the baseline was recorded under another machine "
+         << "fingerprint, so its figures say nothing about this one (" << here.id() << "):\n\n";
+      for (const auto& d : differences) md << "- " << d << "\n";
+      md << "\nMeasure the base revision beside the candidate instead (dyno check --against BASE_DYNO; scripts/ci-perf), or keep a "
+         << "baseline for this machine beside the others: dyno check --record " << std::filesystem::path(baseline_path).parent_path().string()
+         << "/ ...\n";
+      std::cout << md.str();
+      if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md.str());
+      if (!a.out.empty())
+        write_file_atomically(a.out, nlohmann::json{{"schema_version", "1.0"}, {"kind", "check"}, {"verdict", "NOT_COMPARABLE"},
+                                                    {"baseline", baseline_path}, {"differences", differences}, {"fingerprint", here.fields()},
+                                                    {"fingerprint_id", here.id()}}
+                                         .dump(2) + "\n");
+      ::rmdir(work.c_str());
+      return kNotComparable;
+    }
+  }
 
   const auto started = std::chrono::steady_clock::now();
   std::vector<double> base_runs, cand_runs;
@@ -222,7 +289,7 @@ int run_check(const CheckArgs& a) {
                                        to_json(read_report(work + "/run-0.json"))["environment"]);
   for (const auto& w : warnings) std::cerr << "dyno check: warning: environments differ: " << w << "\n";
   const std::string md = markdown({row}, o, warnings,
-                                  std::string("dyno check") + (a.against.empty() ? " against baseline " + a.baseline : " (ABBA) against " + a.against)) +
+                                  std::string("dyno check") + (a.against.empty() ? " against baseline " + baseline_path : " (ABBA) against " + a.against)) +
                          "\n" + std::to_string(static_cast<int>(base_runs.size())) + " baseline and " + std::to_string(static_cast<int>(cand_runs.size())) +
                          " candidate runs" + (reran ? " (after an automatic re-run of " + std::to_string(extra_blocks) + (extra_blocks == 1 ? " block)" : " blocks)") : "") + ", " + std::to_string(static_cast<int>(seconds)) + " s\n";
   std::cout << md;
@@ -254,9 +321,10 @@ void add_compare_commands(CLI::App& app) {
   register_command_handler(compare, [c] { return run_compare(*c); });
 
   auto k = std::make_shared<CheckArgs>();
-  auto* check = app.add_subcommand("check", "re-measure a baseline's configuration now and gate on a regression (exit 0 pass, 1 fail, 2 inconclusive)");
-  check->add_option("--baseline,-b", k->baseline, "baseline file (kind: baseline)");
-  check->add_option("--record", k->record, "measure --runs runs of --workload/--set and write them as a baseline FILE");
+  auto* check = app.add_subcommand("check", "re-measure a baseline's configuration now and gate on a regression "
+                                       "(exit 0 pass, 1 fail, 2 inconclusive or bad input, 4 not comparable: recorded under another machine fingerprint)");
+  check->add_option("--baseline,-b", k->baseline, "baseline file (kind: baseline), or a folder of them, one per machine fingerprint");
+  check->add_option("--record", k->record, "measure --runs runs of --workload/--set and write them as a baseline FILE (a folder: FOLDER/<fingerprint>.json)");
   check->add_option("--workload,-w", k->workload, "with --record: the workload");
   check->add_option("--set,-s", k->settings, "knob=value applied to both sides (with --record: the config)")->take_all();
   check->add_option("--candidate-set", k->candidate_settings, "knob=value for the candidate only (e.g. slowdown_percent=5 to validate)")->take_all();

@@ -8,13 +8,16 @@
 namespace dyno {
 namespace {
 
+// The environment names only the device: every field a machine fingerprint compares is absent, so
+// the baseline is comparable on any CPU machine.
 std::string baseline_file(const std::filesystem::path& dir, const std::string& name, const std::vector<double>& runs,
-                          const std::string& kind = "baseline", const std::string& figure = "window_p90") {
+                          const std::string& kind = "baseline", const std::string& figure = "window_p90",
+                          const nlohmann::json& environment = {{"device", "cpu"}}) {
   nlohmann::json config = {{"workload", "fashion-mlp"}, {"size", "tiny"}, {"max_steps", 16}, {"warmup_steps", 2},
                            {"log_every_steps", 2}, {"threads", 1}, {"stop_at_target", false}, {"final_eval", false}};
   const auto path = (dir / name).string();
   write_file_atomically(path, nlohmann::json{{"schema_version", "1.0"}, {"kind", kind}, {"config", config}, {"figure", figure}, {"runs", runs},
-                                             {"environment", {{"cores", 2}, {"device", "cpu"}}}}.dump());
+                                             {"environment", environment}}.dump());
   return path;
 }
 
@@ -65,7 +68,7 @@ TEST(CompareCommand, MalformedAndMismatchedInputs) {
 
 TEST(CompareCommand, WarnsWhenEnvironmentsDiffer) {
   auto dir = testing::fresh_dir("compare_env");
-  auto base = baseline_file(dir, "base.json", {100, 101, 99, 100});
+  auto base = baseline_file(dir, "base.json", {100, 101, 99, 100}, "baseline", "window_p90", {{"cores", 2}, {"device", "cpu"}});
   auto other = (dir / "other.json").string();
   write_file_atomically(other, R"({"schema_version": "1.0", "kind": "baseline", "runs": [100, 101, 99, 100], "environment": {"cores": 16, "device": "cpu"}})");
   auto r = testing::run_dyno("compare " + base + " " + other);
@@ -102,6 +105,48 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
   r = testing::run_dyno("check --baseline " + other_figure + " --runs 3");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("holds per-run figures of kind \"window_median\", this dyno measures window_p90"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
+// A stored figure is judged only on the machine fingerprint that recorded it: elsewhere the
+// verdict is NOT COMPARABLE (exit 4), before anything is measured; a folder of baselines, one per
+// fingerprint, yields the one recorded here.
+TEST(CheckCommand, ABaselineFromAnotherMachineIsNotComparable) {
+  auto dir = testing::fresh_dir("check_fingerprint");
+  auto elsewhere = baseline_file(dir, "elsewhere.json", {1e12, 1e12, 1e12}, "baseline", "window_p90",
+                                 {{"device", "cpu"}, {"cpu_model", "A CPU no machine has"}, {"cores", 2}});
+  auto r = testing::run_dyno("check --baseline " + elsewhere + " --runs 3 --out " + (dir / "result.json").string());
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("**NOT COMPARABLE**"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("- cpu_model: \"A CPU no machine has\" recorded, \""), std::string::npos) << r.output;
+  auto result = nlohmann::json::parse(read_file((dir / "result.json").string()));
+  EXPECT_EQ(result["verdict"], "NOT_COMPARABLE");
+  EXPECT_EQ(result.value("runs", nlohmann::json::array()).size(), 0u);  // nothing was measured
+
+  auto side_by_side = dir / "baselines";
+  std::filesystem::create_directories(side_by_side);
+  baseline_file(side_by_side, "a-elsewhere.json", {1e12, 1e12, 1e12}, "baseline", "window_p90", {{"device", "cpu"}, {"cpu_model", "A CPU no machine has"}});
+  baseline_file(side_by_side, "b-here.json", {1, 1.01, 0.99, 1, 1});
+  r = testing::run_dyno("check --baseline " + side_by_side.string() + " --runs 3");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("b-here.json"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
+// --record into a folder names the baseline by its fingerprint, which it stores.
+TEST(CheckCommand, RecordsIntoAFolderByFingerprint) {
+  auto dir = testing::fresh_dir("check_record");
+  const std::string folder = (dir / "baselines").string() + "/";
+  auto r = testing::run_dyno("check --record " + folder + " -w fashion-mlp --set size=tiny max_steps=8 warmup_steps=2 log_every_steps=2 threads=1 --runs 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(folder)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  auto baseline = nlohmann::json::parse(read_file(files[0].string()));
+  EXPECT_EQ(files[0].filename().string(), baseline["fingerprint_id"].get<std::string>() + ".json");
+  for (const char* key : {"cpu_model", "cores", "memory_gib", "device", "libtorch_version", "threads"})
+    EXPECT_TRUE(baseline["fingerprint"].contains(key)) << key;
+  EXPECT_EQ(baseline["fingerprint"]["threads"], 1);
   testing::remove_tree(dir);
 }
 

@@ -1,0 +1,46 @@
+#include "reports/machine_fingerprint.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+namespace dyno {
+namespace {
+
+// The environment fields that change a throughput figure. Not the host name (identical runners
+// have different names) nor dyno's revision (that is what a check judges).
+constexpr const char* kFields[] = {"cpu_model", "cores", "memory_gib", "device", "device_name", "libtorch_version", "cuda_version", "threads"};
+
+}  // namespace
+
+MachineFingerprint MachineFingerprint::of(const nlohmann::json& environment) {
+  MachineFingerprint f;
+  if (!environment.is_object()) return f;
+  for (const char* key : kFields)
+    if (environment.contains(key) && !environment[key].is_null()) f.fields_[key] = environment[key];
+  // Whole GiB: the kernel's reservations move the byte count a little between boots.
+  if (environment.contains("memory_bytes") && environment["memory_bytes"].is_number() && environment["memory_bytes"].get<double>() > 0)
+    f.fields_["memory_gib"] = static_cast<int64_t>(std::llround(environment["memory_bytes"].get<double>() / (1024.0 * 1024.0 * 1024.0)));
+  return f;
+}
+
+std::vector<std::string> MachineFingerprint::differences(const MachineFingerprint& here) const {
+  std::vector<std::string> out;
+  for (const char* key : kFields)
+    if (fields_.contains(key) && here.fields_.contains(key) && fields_[key] != here.fields_[key])
+      out.push_back(std::string(key) + ": " + fields_[key].dump() + " recorded, " + here.fields_[key].dump() + " here");
+  return out;
+}
+
+std::string MachineFingerprint::id() const {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a over the canonical JSON
+  for (unsigned char c : fields_.dump()) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return std::string(text, 12);
+}
+
+}  // namespace dyno
