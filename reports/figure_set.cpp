@@ -1,6 +1,7 @@
 #include "reports/figure_set.h"
 
 #include "reports/atomic_file.h"
+#include "reports/machine_fingerprint.h"
 #include "reports/run_report.h"
 #include "reports/user_error.h"
 
@@ -74,11 +75,10 @@ FigureSet load_figure_set(const std::string& path) {
 }
 
 std::vector<std::string> environment_differences(const nlohmann::json& a, const nlohmann::json& b) {
+  const auto first = MachineFingerprint::of(a), second = MachineFingerprint::of(b);
   std::vector<std::string> out;
-  for (const char* key : {"device", "device_name", "cpu_model", "cores", "libtorch_version", "cuda_version", "cudnn_version", "threads"}) {
-    if (!a.contains(key) || !b.contains(key)) continue;
-    if (a[key] != b[key]) out.push_back(std::string(key) + ": " + a[key].dump() + " vs " + b[key].dump());
-  }
+  for (const auto& key : first.differing_fields(second))
+    out.push_back(key + ": " + first.fields()[key].dump() + " vs " + second.fields()[key].dump());
   return out;
 }
 

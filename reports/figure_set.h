@@ -29,7 +29,7 @@ struct FigureSet {
 // Throws UserError naming the file and what is wrong with it.
 FigureSet load_figure_set(const std::string& path);
 FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& what);
-// Human lines for every environment field that differs ("cores: 2 vs 16").
+// Human lines for every machine-fingerprint field that differs ("cores: 2 vs 16").
 std::vector<std::string> environment_differences(const nlohmann::json& a, const nlohmann::json& b);
 
 }  // namespace dyno

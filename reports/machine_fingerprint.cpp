@@ -9,7 +9,7 @@ namespace {
 
 // The environment fields that change a throughput figure. Not the host name (identical runners
 // have different names) nor dyno's revision (that is what a check judges).
-constexpr const char* kFields[] = {"cpu_model", "cores", "memory_gib", "device", "device_name", "libtorch_version", "cuda_version", "threads"};
+constexpr const char* kFields[] = {"cpu_model", "cores", "memory_gib", "device", "device_name", "libtorch_version", "cuda_version", "cudnn_version", "threads"};
 
 }  // namespace
 
@@ -24,11 +24,17 @@ MachineFingerprint MachineFingerprint::of(const nlohmann::json& environment) {
   return f;
 }
 
-std::vector<std::string> MachineFingerprint::differences(const MachineFingerprint& here) const {
+std::vector<std::string> MachineFingerprint::differing_fields(const MachineFingerprint& other) const {
   std::vector<std::string> out;
   for (const char* key : kFields)
-    if (fields_.contains(key) && here.fields_.contains(key) && fields_[key] != here.fields_[key])
-      out.push_back(std::string(key) + ": " + fields_[key].dump() + " recorded, " + here.fields_[key].dump() + " here");
+    if (fields_.contains(key) && other.fields_.contains(key) && fields_[key] != other.fields_[key]) out.push_back(key);
+  return out;
+}
+
+std::vector<std::string> MachineFingerprint::differences(const MachineFingerprint& here) const {
+  std::vector<std::string> out;
+  for (const auto& key : differing_fields(here))
+    out.push_back(key + ": " + fields_[key].dump() + " recorded, " + here.fields_[key].dump() + " here");
   return out;
 }
 

@@ -1,5 +1,5 @@
 // MachineFingerprint: what a stored throughput figure depends on besides the code: CPU model,
-// cores, memory (GiB), device and its name, LibTorch and CUDA versions, intra-op threads. Taken
+// cores, memory (GiB), device and its name, LibTorch, CUDA and cuDNN versions, intra-op threads. Taken
 // from a run report's environment. A figure recorded under one fingerprint says nothing about a
 // machine with another, so `dyno check` judges a stored baseline only under an equal fingerprint
 // (elsewhere its verdict is NOT COMPARABLE) and keeps baselines per fingerprint side by side.
@@ -16,8 +16,10 @@ class MachineFingerprint {
  public:
   static MachineFingerprint of(const nlohmann::json& environment);
 
-  // "field: recorded vs here" for each field both sides know and that differs. A field one side
-  // lacks (a baseline recorded before dyno stored it) is not a difference.
+  // The fields both sides know and that differ. A field one side lacks (a baseline recorded
+  // before dyno stored it) is not a difference.
+  std::vector<std::string> differing_fields(const MachineFingerprint& other) const;
+  // "field: recorded vs here" for each differing field.
   std::vector<std::string> differences(const MachineFingerprint& here) const;
   // 12 hex digits of a hash of the fields: the name of a baseline kept beside others.
   std::string id() const;

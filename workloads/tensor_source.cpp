@@ -71,17 +71,17 @@ std::shared_ptr<TensorSource> TensorSource::from_file(const std::string& path, c
                                 targets_key + "\": tensor}");
   const auto dict = saved.toGenericDict();
   auto tensor_at = [&](const std::string& key) {
-    std::string keys;
-    for (const auto& entry : dict) {
-      if (entry.key().isString() && entry.key().toStringRef() == key) {
-        if (!entry.value().isTensor())
-          throw UserError("data", "'" + path + "' key '" + key + "' holds a " + entry.value().type()->str() + "; expected a tensor");
-        return entry.value().toTensor();
-      }
-      keys += (keys.empty() ? "" : ", ") + (entry.key().isString() ? "'" + entry.key().toStringRef() + "'" : entry.key().type()->str());
+    auto found = dict.find(key);
+    if (found == dict.end()) {
+      std::string keys;
+      for (const auto& entry : dict)
+        keys += (keys.empty() ? "" : ", ") + (entry.key().isString() ? "'" + entry.key().toStringRef() + "'" : entry.key().type()->str());
+      throw UserError("data", "'" + path + "' has no key '" + key + "' (it has " + (keys.empty() ? "none" : keys) + "); save a dict {\"" +
+                                  inputs_key + "\": X, \"" + targets_key + "\": Y}");
     }
-    throw UserError("data", "'" + path + "' has no key '" + key + "' (it has " + (keys.empty() ? "none" : keys) + "); save a dict {\"" +
-                                inputs_key + "\": X, \"" + targets_key + "\": Y}");
+    if (!found->value().isTensor())
+      throw UserError("data", "'" + path + "' key '" + key + "' holds a " + found->value().type()->str() + "; expected a tensor");
+    return found->value().toTensor();
   };
   return std::make_shared<TensorSource>(tensor_at(inputs_key), tensor_at(targets_key), "'" + path + "'");
 }

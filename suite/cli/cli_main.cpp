@@ -25,17 +25,12 @@ int run_cli(int argc, char** argv) {
   add_report_command(app);
   add_launch_command(app);
   try {
-    all_workloads();  // a duplicate or incomplete DYNO_WORKLOAD is reported before anything runs
-  } catch (const UserError& e) {
-    std::cerr << "dyno: " << e.what() << "\n";
-    return 2;
-  }
-  try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
+    all_workloads();  // a duplicate or incomplete DYNO_WORKLOAD stops every command before it runs
     return run_selected_command(app);
   } catch (const UserError& e) {
     std::cerr << "dyno: " << e.what() << "\n";

@@ -164,6 +164,27 @@ std::string choose_baseline(const std::string& dir) {
   return files.front();
 }
 
+// The verdict on a stored baseline recorded under another fingerprint: the differing fields and
+// what to do instead, as Markdown (stdout, --markdown) and JSON (--out).
+int report_not_comparable(const CheckArgs& a, const std::string& baseline_path, const MachineFingerprint& here,
+                          const std::vector<std::string>& differences) {
+  std::ostringstream md;
+  md << "### dyno check against baseline " << baseline_path << "\n\n**NOT COMPARABLE**: the baseline was recorded under another machine "
+     << "fingerprint, so its figures say nothing about this one (" << here.id() << "):\n\n";
+  for (const auto& d : differences) md << "- " << d << "\n";
+  md << "\nMeasure the base revision beside the candidate instead (dyno check --against BASE_DYNO; scripts/ci-perf), or keep a "
+     << "baseline for this machine beside the others: dyno check --record " << std::filesystem::path(baseline_path).parent_path().string()
+     << "/ ...\n";
+  std::cout << md.str();
+  if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md.str());
+  if (!a.out.empty())
+    write_file_atomically(a.out, nlohmann::json{{"schema_version", "1.0"}, {"kind", "check"}, {"verdict", "NOT_COMPARABLE"},
+                                                {"baseline", baseline_path}, {"differences", differences}, {"fingerprint", here.fields()},
+                                                {"fingerprint_id", here.id()}}
+                                     .dump(2) + "\n");
+  return kNotComparable;
+}
+
 nlohmann::json with_settings(nlohmann::json config, const std::vector<std::string>& settings) {
   RunConfig c = config_from_json(config);
   for (const auto& s : settings) apply_setting(c, s);
@@ -214,22 +235,8 @@ int run_check(const CheckArgs& a) {
     const MachineFingerprint here = this_machine(base_config);
     const auto differences = MachineFingerprint::of(baseline.value("environment", nlohmann::json::object())).differences(here);
     if (!differences.empty()) {
-      std::ostringstream md;
-      md << "### dyno check against baseline " << baseline_path << "\n\n**NOT COMPARABLE**: the baseline was recorded under another machine "
-         << "fingerprint, so its figures say nothing about this one (" << here.id() << "):\n\n";
-      for (const auto& d : differences) md << "- " << d << "\n";
-      md << "\nMeasure the base revision beside the candidate instead (dyno check --against BASE_DYNO; scripts/ci-perf), or keep a "
-         << "baseline for this machine beside the others: dyno check --record " << std::filesystem::path(baseline_path).parent_path().string()
-         << "/ ...\n";
-      std::cout << md.str();
-      if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md.str());
-      if (!a.out.empty())
-        write_file_atomically(a.out, nlohmann::json{{"schema_version", "1.0"}, {"kind", "check"}, {"verdict", "NOT_COMPARABLE"},
-                                                    {"baseline", baseline_path}, {"differences", differences}, {"fingerprint", here.fields()},
-                                                    {"fingerprint_id", here.id()}}
-                                         .dump(2) + "\n");
       ::rmdir(work.c_str());
-      return kNotComparable;
+      return report_not_comparable(a, baseline_path, here, differences);
     }
   }
 
@@ -283,12 +290,9 @@ int run_check(const CheckArgs& a) {
   }
   const bool reran = extra_blocks > 0;
   const double seconds = elapsed();
-  std::vector<std::string> warnings;
-  if (a.against.empty() && std::filesystem::exists(work + "/run-0.json"))
-    warnings = environment_differences(baseline.value("environment", nlohmann::json::object()),
-                                       to_json(read_report(work + "/run-0.json"))["environment"]);
-  for (const auto& w : warnings) std::cerr << "dyno check: warning: environments differ: " << w << "\n";
-  const std::string md = markdown({row}, o, warnings,
+  // No environment warnings: a stored baseline got here only under this machine's fingerprint,
+  // and --against runs both sides here.
+  const std::string md = markdown({row}, o, {},
                                   std::string("dyno check") + (a.against.empty() ? " against baseline " + baseline_path : " (ABBA) against " + a.against)) +
                          "\n" + std::to_string(static_cast<int>(base_runs.size())) + " baseline and " + std::to_string(static_cast<int>(cand_runs.size())) +
                          " candidate runs" + (reran ? " (after an automatic re-run of " + std::to_string(extra_blocks) + (extra_blocks == 1 ? " block)" : " blocks)") : "") + ", " + std::to_string(static_cast<int>(seconds)) + " s\n";
