@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -18,7 +21,7 @@
 namespace dyno {
 
 ChildResult run_child(const std::vector<std::string>& args, const std::string& log_path, double timeout_s,
-                      const std::atomic<bool>* stop) {
+                      const std::atomic<bool>* stop, const ChildOptions& options) {
   using Clock = std::chrono::steady_clock;
   std::vector<std::string> owned = args;
   std::vector<char*> argv;
@@ -38,6 +41,10 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
       ::dup2(fd, STDERR_FILENO);
       ::close(fd);
     }
+    for (const auto& entry : options.environment) {
+      const auto eq = entry.find('=');
+      ::setenv(entry.substr(0, eq).c_str(), eq == std::string::npos ? "" : entry.c_str() + eq + 1, 1);
+    }
     ::execv(argv[0], argv.data());
     std::fprintf(stderr, "cannot execute %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
@@ -45,21 +52,30 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
   ::setpgid(pid, pid);
   ChildResult result;
   int status = 0;
+  struct rusage usage {};
+  double asked_at = 0;
   for (;;) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) break;
+    if (::wait4(pid, &status, WNOHANG, &usage) == pid) break;
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    if (!result.timed_out && !result.interrupted) {
+    if (!result.timed_out && !result.interrupted && !result.stopped) {
       if (stop && *stop) {
         result.interrupted = true;
         ::kill(-pid, SIGKILL);
       } else if (timeout_s > 0 && elapsed > timeout_s) {
         result.timed_out = true;
         ::kill(-pid, SIGKILL);
+      } else if (options.should_stop && elapsed - asked_at >= 0.05) {
+        asked_at = elapsed;
+        if (options.should_stop(elapsed)) {
+          result.stopped = true;
+          ::kill(-pid, SIGKILL);
+        }
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   result.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();
+  result.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
   if (WIFSIGNALED(status)) {
     result.signaled = true;
     result.signal = WTERMSIG(status);
@@ -67,6 +83,24 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
     result.exit_code = WEXITSTATUS(status);
   }
   return result;
+}
+
+std::string find_executable(const std::string& name) {
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t colon = dirs.find(':', start);
+    if (colon == std::string::npos) colon = dirs.size();
+    const std::string dir = colon == start ? "." : dirs.substr(start, colon - start);
+    const std::string candidate = dir + "/" + name;
+    struct stat info {};
+    if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = colon + 1;
+  }
+  return "";
 }
 
 std::string last_line_of(const std::string& path) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,14 +14,28 @@ namespace dyno {
 struct ChildResult {
   bool timed_out = false;
   bool interrupted = false;  // `stop` became true and the child was killed
+  bool stopped = false;      // ChildOptions::should_stop returned true and the child was killed
   bool signaled = false;
   int signal = 0;
   int exit_code = -1;
   double wall_time_s = 0;
+  int64_t peak_rss_bytes = 0;  // the child's peak resident memory (the largest of it and its waited-for descendants)
+};
+
+// What a caller adds to a child's start and watch.
+struct ChildOptions {
+  std::vector<std::string> environment;  // "NAME=value" entries added to (or replacing in) the inherited environment
+  // Asked about every 50 ms while the child runs, with its seconds since start: true kills it
+  // (its process group) and sets ChildResult::stopped; for a caller that has seen what it needs.
+  std::function<bool(double)> should_stop;
 };
 
 ChildResult run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
-                      const std::atomic<bool>* stop = nullptr);
+                      const std::atomic<bool>* stop = nullptr, const ChildOptions& options = {});
+
+// The executable a program name stands for: the name itself when it contains a '/', else the
+// first executable file of that name on PATH, as a shell would find it; empty when none.
+std::string find_executable(const std::string& name);
 
 // The last line of a (log) file, at most 400 characters; empty when unreadable.
 std::string last_line_of(const std::string& path);

@@ -26,12 +26,10 @@ std::string fmt(double v) {
 
 }  // namespace
 
-std::optional<nlohmann::json> ConvergenceGuard::reference_point(const nlohmann::json& point) {
-  // Each numeric shortcut and its exact-arithmetic setting.
-  static const std::pair<const char*, nlohmann::json> kExact[] = {{"amp", "off"}, {"tf32", false}, {"flush_denormal", false}};
+std::optional<nlohmann::json> ConvergenceGuard::reference_point(const nlohmann::json& point) const {
   nlohmann::json reference = point;
   bool differs = false;
-  for (const auto& [knob, exact] : kExact)
+  for (const auto& [knob, exact] : exact_values)
     if (point.contains(knob) && point[knob] != exact) {
       reference[knob] = exact;
       differs = true;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,8 +24,12 @@ struct ConvergenceGuard {
   // and fp32 is the slow run (at a large batch it ran to the trial's time cap).
   size_t min_reference_windows = 8;
 
+  // Each numeric shortcut and its full-precision value (a program's space adds its own:
+  // SearchSpace::exact_values).
+  std::vector<std::pair<std::string, nlohmann::json>> exact_values = {{"amp", "off"}, {"tf32", false}, {"flush_denormal", false}};
+
   // The fp32 reference point for `point`, or nullopt when `point` already is fp32.
-  static std::optional<nlohmann::json> reference_point(const nlohmann::json& point);
+  std::optional<nlohmann::json> reference_point(const nlohmann::json& point) const;
   // True when two points train along the same loss trajectory: they differ only in knobs that do
   // not change the arithmetic (loader threads, intra-op threads, memory format, set_to_none,
   // checkpointing, cuDNN autotuning, DDP bucketing). A measured trial of such a point can serve

@@ -14,10 +14,9 @@
 #include "reports/quantity.h"
 #include "reports/run_report.h"
 #include "reports/user_error.h"
+#include "tuner/program_command.h"
 
 namespace dyno {
-
-std::atomic<bool> ProcessTrialExecutor::interrupted{false};
 
 std::string current_executable() {
   std::error_code ec;
@@ -72,10 +71,19 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   }
   write_file_atomically(config_path, to_json(config).dump(2) + "\n");
 
+  // A launcher (the user's, or `dyno launch` for a data-parallel trial) starts the ranks; the
+  // config's world size is then the launcher's.
+  std::vector<std::string> launcher = options_.launcher;
+  if (launcher.empty() && config.ddp.world_size > 1) launcher = {options_.dyno_binary, "launch", "--nproc", "{ddp.world_size}", "--"};
   std::vector<std::string> argv = {options_.dyno_binary, "train", "--config", config_path, "--out", report_path, "--no-progress"};
-  if (config.ddp.world_size > 1) {
-    // A data-parallel trial: `dyno launch` starts its ranks (the config's world size is then the launcher's).
-    argv.insert(argv.begin(), {options_.dyno_binary, "launch", "--nproc", std::to_string(config.ddp.world_size), "--"});
+  if (!launcher.empty()) {
+    try {
+      argv = ProgramCommand(argv, launcher).argv_for(to_json(config), config.seed);
+    } catch (const UserError& e) {
+      trial.outcome = "invalid_config";
+      trial.reason = e.what();
+      return trial;
+    }
     config.ddp.world_size = 1;
     write_file_atomically(config_path, to_json(config).dump(2) + "\n");
   }

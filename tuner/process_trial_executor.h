@@ -5,9 +5,9 @@
 // aborted (SIGABRT), timeout, invalid_config; a peak above memory_limit_bytes is "rejected".
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "reports/run_config.h"
 #include "tuner/trial_executor.h"
@@ -16,6 +16,10 @@ namespace dyno {
 
 struct ProcessTrialOptions {
   std::string dyno_binary;  // path of the dyno executable
+  // A launcher template put in front of every trial (`torchrun --nproc-per-node {ddp.world_size}`,
+  // `srun ...`), its {knob} placeholders filled from the trial's config; the ranks it starts take
+  // the world size from its environment. Empty: `dyno launch` starts data-parallel trials.
+  std::vector<std::string> launcher;
   std::string trial_dir;    // each trial writes <trial_dir>/<name>/{config.json,report.json,log.txt}
   RunConfig base;           // the run settings every trial starts from
   int64_t measure_steps = 200;      // optimizer steps per measurement unit (budget level 1), after warm-up
@@ -34,11 +38,7 @@ class ProcessTrialExecutor : public TrialExecutor {
   // The full RunConfig a trial runs (base + point + measurement settings).
   RunConfig trial_config(const nlohmann::json& point, const TrialRequest& request) const;
   const ProcessTrialOptions& options() const { return options_; }
-  // Changes the per-trial time cap (budget level 1) for the trials still to come.
-  void set_time_cap(double seconds) { options_.time_cap_s = seconds; }
-
-  // Set by a signal handler: the running child is killed and execute() returns "interrupted".
-  static std::atomic<bool> interrupted;
+  void set_time_cap(double seconds) override { options_.time_cap_s = seconds; }
 
  private:
   ProcessTrialOptions options_;

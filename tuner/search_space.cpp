@@ -5,11 +5,12 @@
 
 #include "reports/knob.h"
 #include "reports/user_error.h"
+#include "tuner/convergence_guard.h"
 
 namespace dyno {
 namespace {
 
-const Knob& axis_knob(const std::string& name) {
+const Knob& table_knob(const std::string& name) {
   const Knob* knob = find_knob(name);
   if (!knob) {
     std::string tunable;
@@ -21,6 +22,57 @@ const Knob& axis_knob(const std::string& name) {
     throw UserError("space", "axis '" + name + "' is a knob the tuner does not search (it is a " +
                                  "run setting; give it with --set instead)");
   return *knob;
+}
+
+// A program knob's declaration: {"type": bool|integer|real|choice|text, "min", "max", "choices",
+// "default", "reference", "convergence"}.
+Knob declared_knob(const std::string& name, const nlohmann::json& spec) {
+  const std::string where = "knob " + name;
+  if (!spec.is_object() || !spec.contains("type") || !spec["type"].is_string())
+    throw UserError("space", where + ": expected {\"type\": \"bool\" | \"integer\" | \"real\" | \"choice\" | \"text\", ...}, got " + spec.dump());
+  for (const auto& [field, value] : spec.items())
+    if (field != "type" && field != "min" && field != "max" && field != "choices" && field != "default" && field != "reference" && field != "convergence")
+      throw UserError("space", where + ": unknown field '" + field + "' (valid: type, min, max, choices, default, reference, convergence)");
+  Knob knob;
+  knob.name = name;
+  knob.tunable = true;
+  knob.description = "declared by the search space";
+  const std::string type = spec["type"];
+  if (type == "bool" || type == "boolean") knob.type = KnobType::Boolean;
+  else if (type == "integer" || type == "real") {
+    knob.type = type == "integer" ? KnobType::Integer : KnobType::Real;
+    knob.min_value = -1e18;
+    knob.max_value = 1e18;
+    for (const char* bound : {"min", "max"})
+      if (spec.contains(bound)) {
+        if (!spec[bound].is_number()) throw UserError("space", where + ": \"" + bound + "\" is " + spec[bound].dump() + ", not a number");
+        (bound[1] == 'i' ? knob.min_value : knob.max_value) = spec[bound].get<double>();
+      }
+    if (knob.min_value > knob.max_value) throw UserError("space", where + ": min is above max");
+  } else if (type == "choice") {
+    knob.type = KnobType::Choice;
+    if (!spec.contains("choices") || !spec["choices"].is_array() || spec["choices"].empty())
+      throw UserError("space", where + ": a choice needs \"choices\": [\"a\", \"b\", ...]");
+    for (const auto& c : spec["choices"]) {
+      if (!c.is_string()) throw UserError("space", where + ": choice " + c.dump() + " is not a string");
+      knob.choices.push_back(c.get<std::string>());
+    }
+  } else if (type == "text") {
+    knob.type = KnobType::Text;
+  } else {
+    throw UserError("space", where + ": type '" + type + "' is not one of bool, integer, real, choice, text");
+  }
+  for (const char* value : {"default", "reference"})
+    if (spec.contains(value)) {
+      try {
+        knob.validate(spec[value]);
+      } catch (const UserError&) {
+        throw UserError("space", where + ": " + value + " " + spec[value].dump() + " is not " + knob.valid_text());
+      }
+    }
+  if (spec.contains("convergence") && !spec["convergence"].is_boolean())
+    throw UserError("space", where + ": \"convergence\" is " + spec["convergence"].dump() + ", not true or false");
+  return knob;
 }
 
 void validate_values(const Knob& knob, const std::vector<nlohmann::json>& values) {
@@ -65,8 +117,14 @@ SearchSpace SearchSpace::from_json(const nlohmann::json& json) {
   if (!json.is_object() || !json.contains("axes") || !json["axes"].is_object())
     throw UserError("space", "expected {\"axes\": {knob: [values] | {\"min\", \"max\", \"step\" | \"factor\"}}}");
   SearchSpace space;
+  if (json.contains("knobs")) {
+    if (!json["knobs"].is_object()) throw UserError("space", "\"knobs\" must be an object of knob name -> {\"type\": ...}, got " + json["knobs"].dump());
+    for (const auto& [name, spec] : json["knobs"].items()) space.declared_.push_back({declared_knob(name, spec), spec});
+  }
+  for (const auto& [name, spec] : json.items())
+    if (name != "axes" && name != "knobs") throw UserError("space", "unknown field '" + name + "' (valid: axes, knobs)");
   for (const auto& [name, spec] : json["axes"].items()) {
-    const Knob& knob = axis_knob(name);
+    const Knob& knob = space.knob(name);
     std::vector<nlohmann::json> values;
     if (spec.is_array()) {
       values.assign(spec.begin(), spec.end());
@@ -119,8 +177,55 @@ SearchSpace SearchSpace::default_for(const std::string& device, bool convolution
   return s;
 }
 
+const SearchSpace::Declaration* SearchSpace::declaration(const std::string& name) const {
+  for (const auto& d : declared_)
+    if (d.knob.name == name) return &d;
+  return nullptr;
+}
+
+const Knob& SearchSpace::knob(const std::string& name) const {
+  const Declaration* d = declaration(name);
+  return d ? d->knob : table_knob(name);
+}
+
+nlohmann::json SearchSpace::default_point() const {
+  nlohmann::json point = nlohmann::json::object();
+  for (const auto& axis : axes_) {
+    const Declaration* d = declaration(axis.knob);
+    point[axis.knob] = d && d->spec.contains("default") ? d->spec["default"] : axis.values.front();
+  }
+  return point;
+}
+
+std::vector<std::pair<std::string, nlohmann::json>> SearchSpace::exact_values() const {
+  std::vector<std::pair<std::string, nlohmann::json>> exact;
+  for (const auto& [knob, value] : ConvergenceGuard().exact_values)
+    if (!declaration(knob)) exact.emplace_back(knob, value);
+  for (const auto& d : declared_)
+    if (d.spec.contains("reference")) exact.emplace_back(d.knob.name, d.spec["reference"]);
+  return exact;
+}
+
+bool is_convergence_knob(const std::string& knob) {
+  return knob == "epochs" || knob == "schedule" || knob == "lr" || knob == "lr_scaling" || knob == "eval_every_steps" ||
+         knob == "label_smoothing";
+}
+
+SearchSpace SearchSpace::take_convergence_axes() {
+  SearchSpace taken;
+  taken.declared_ = declared_;
+  std::vector<Axis> kept;
+  for (auto& axis : axes_) {
+    const Declaration* d = declaration(axis.knob);
+    const bool convergence = d ? d->spec.value("convergence", false) : is_convergence_knob(axis.knob);
+    (convergence && axis.values.size() > 1 ? taken.axes_ : kept).push_back(std::move(axis));
+  }
+  axes_ = std::move(kept);
+  return taken;
+}
+
 void SearchSpace::set_axis(const std::string& knob, std::vector<nlohmann::json> values) {
-  validate_values(axis_knob(knob), values);
+  validate_values(this->knob(knob), values);
   for (auto& axis : axes_)
     if (axis.knob == knob) {
       axis.values = std::move(values);
@@ -139,7 +244,7 @@ void SearchSpace::override_axis(const std::string& spec) {
     throw UserError("space", "--axis expects knob=v1,v2,... or knob=lo:hi:xF or knob=lo:hi:+S, got '" + spec + "'");
   const std::string name = spec.substr(0, eq);
   const std::string body = spec.substr(eq + 1);
-  const Knob& knob = axis_knob(name);
+  const Knob& knob = this->knob(name);
   std::vector<nlohmann::json> values;
   const size_t first_colon = body.find(':');
   if (first_colon != std::string::npos) {
@@ -199,7 +304,10 @@ std::vector<Point> SearchSpace::grid() const {
 nlohmann::json SearchSpace::to_json() const {
   nlohmann::json axes = nlohmann::json::object();
   for (const auto& axis : axes_) axes[axis.knob] = axis.values;
-  return {{"axes", axes}};
+  if (declared_.empty()) return {{"axes", axes}};
+  nlohmann::json knobs = nlohmann::json::object();
+  for (const auto& d : declared_) knobs[d.knob.name] = d.spec;
+  return {{"axes", axes}, {"knobs", knobs}};
 }
 
 }  // namespace dyno

@@ -6,13 +6,28 @@
 // JSON form: {"axes": {"batch_size": [32, 64, 128], "threads": {"min": 1, "max": 4, "step": 1},
 //                      "num_workers": {"min": 0, "max": 4, "factor": 2}, "amp": ["off", "bf16"]}}
 // Command-line form: "batch_size=32,64,128" or "batch_size=32:512:x2" or "threads=1:4:+1".
+//
+// A space for an external program (`dyno tune --command`) may also declare the program's own
+// knobs, which dyno's table does not know, with their type, and optionally the value the program
+// runs with by default, the value that computes in full precision (the convergence guard's
+// reference for the others), and whether the knob changes how many steps reach a target rather
+// than how fast a step runs (searched in time-to-target's second phase):
+//   "knobs": {"compile": {"type": "bool", "default": false},
+//             "prefetch_factor": {"type": "integer", "min": 1, "max": 8},
+//             "autocast": {"type": "choice", "choices": ["off", "bf16"], "reference": "off"},
+//             "epochs": {"type": "integer", "min": 1, "max": 100, "convergence": true}}
+// A declaration takes precedence over a dyno knob of the same name.
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "reports/knob.h"
 
 namespace dyno {
 
@@ -39,6 +54,18 @@ class SearchSpace {
   void remove_axis(const std::string& knob);
 
   const std::vector<Axis>& axes() const { return axes_; }
+  // The declaration of `name`: the space's own, else dyno's table (UserError naming the axis).
+  const Knob& knob(const std::string& name) const;
+  bool declares_knobs() const { return !declared_.empty(); }
+  // The point a program runs without tuning: each axis's declared default, else its first value.
+  nlohmann::json default_point() const;
+  // Each numeric shortcut's full-precision value (the convergence guard's reference): dyno's
+  // (amp off, tf32 false, flush_denormal false) and the declared "reference" values.
+  std::vector<std::pair<std::string, nlohmann::json>> exact_values() const;
+  // Moves the axes that change how many steps reach a target (dyno's convergence knobs, or
+  // declared "convergence": true) with more than one value into a new space with the same
+  // declarations.
+  SearchSpace take_convergence_axes();
   const Axis* find(const std::string& knob) const;
   int64_t grid_size() const;
   // Every point, in lexicographic order of the axes (the grid strategy's order).
@@ -46,8 +73,19 @@ class SearchSpace {
   nlohmann::json to_json() const;
 
  private:
+  struct Declaration {
+    Knob knob;
+    nlohmann::json spec;  // as written: "default", "reference", "convergence"
+  };
+  const Declaration* declaration(const std::string& name) const;
+
   std::vector<Axis> axes_;
+  std::vector<Declaration> declared_;
 };
+
+// Knobs that change how many steps reach the target rather than how fast a step runs. With
+// --objective time-to-target they are searched in a second phase, after the throughput search.
+bool is_convergence_knob(const std::string& knob);
 
 // Canonical text for a point (sorted keys), used as its identity in journals.
 std::string point_key(const Point& point);

@@ -4,6 +4,7 @@
 // failure is the Trial's outcome.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -30,6 +31,11 @@ class TrialExecutor {
  public:
   virtual ~TrialExecutor() = default;
   virtual Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) = 0;
+  // Changes the time cap (per measurement unit, or per run to the target) of the trials to come.
+  virtual void set_time_cap(double /*seconds*/) {}
+
+  // Set by a signal handler: the running trial's process is killed and execute() returns "interrupted".
+  static inline std::atomic<bool> interrupted{false};
 };
 
 }  // namespace dyno

@@ -12,19 +12,24 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include <CLI/CLI.hpp>
 #include <torch/cuda.h>
 
 #include "reports/atomic_file.h"
+#include "reports/knob.h"
 #include "reports/quantity.h"
 #include "reports/run_report.h"
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
 #include "suite/device_backend.h"
 #include "suite/engine.h"
+#include "tuner/command_trial_executor.h"
 #include "tuner/process_trial_executor.h"
+#include "tuner/program_command.h"
 #include "tuner/search_space.h"
 #include "tuner/strategy.h"
 #include "tuner/target_time_cap.h"
@@ -57,13 +62,19 @@ struct TuneArgs {
   bool no_verify = false;
   bool quiet = false;
   int64_t max_ranks = 1;
+  // An external program (--command ...): its argument vector, the launcher, the target.
+  std::vector<std::string> command;
+  std::string launcher;
+  std::string target;
+  int64_t warmup_windows = 2;
+  int64_t measure_windows = 16;
 };
 
-nlohmann::json start_point_for(const SearchSpace& space, const RunConfig& base) {
-  const nlohmann::json base_json = to_json(base);
+// Each axis at the base's value when the axis has it, else at its first value.
+nlohmann::json start_point_for(const SearchSpace& space, const nlohmann::json& base) {
   nlohmann::json start = nlohmann::json::object();
   for (const auto& axis : space.axes()) {
-    const auto& wanted = base_json[axis.knob];
+    const auto wanted = base.value(axis.knob, nlohmann::json());
     bool found = false;
     for (const auto& v : axis.values) found |= v == wanted;
     start[axis.knob] = found ? wanted : axis.values.front();
@@ -71,14 +82,7 @@ nlohmann::json start_point_for(const SearchSpace& space, const RunConfig& base) 
   return start;
 }
 
-void on_interrupt(int) { ProcessTrialExecutor::interrupted = true; }
-
-// Knobs that change how many steps reach the target rather than how fast a step runs. With
-// --objective time-to-target they are searched in a second phase, after the throughput search.
-bool is_convergence_knob(const std::string& knob) {
-  return knob == "epochs" || knob == "schedule" || knob == "lr" || knob == "lr_scaling" || knob == "eval_every_steps" ||
-         knob == "label_smoothing";
-}
+void on_interrupt(int) { TrialExecutor::interrupted = true; }
 
 // Moves the convergence axes with more than one value out of `space` (a single value is a setting:
 // it stays, so phase 1 measures with it, e.g. lr_scaling=sqrt while the batch grows). The horizon
@@ -87,14 +91,7 @@ bool is_convergence_knob(const std::string& knob) {
 // what reaches a target early), the recipe's schedule or one-cycle, and (accuracy targets) label
 // smoothing off or 0.1.
 SearchSpace take_convergence_axes(SearchSpace& space, const Workload& workload) {
-  nlohmann::json axes = nlohmann::json::object();
-  std::vector<std::string> moved;
-  for (const auto& axis : space.axes())
-    if (is_convergence_knob(axis.knob) && axis.values.size() > 1) {
-      axes[axis.knob] = axis.values;
-      moved.push_back(axis.knob);
-    }
-  for (const auto& knob : moved) space.remove_axis(knob);
+  nlohmann::json axes = space.take_convergence_axes().to_json()["axes"];
   if (!axes.contains("epochs") && !space.find("epochs")) {
     const int64_t r = workload.recipe.epochs;
     std::vector<int64_t> epochs = {0};  // 0 = the recipe's
@@ -112,12 +109,12 @@ SearchSpace take_convergence_axes(SearchSpace& space, const Workload& workload) 
 
 // Phase 1 ranks batch sizes by throughput alone, but a larger batch takes fewer steps per epoch
 // and often needs more epochs to reach the target. When the winner's batch is above the recipe's
-// (the batch its LR and epochs were tuned for), phase 2 also tries the recipe's batch with the
-// winner's other knobs, so that the trade-off is measured.
-void add_recipe_batch(SearchSpace& target, const SearchSpace& throughput_space, const nlohmann::json& winner, const Workload& workload) {
+// (the batch its LR and epochs were tuned for; a program's default), phase 2 also tries the
+// recipe's batch with the winner's other knobs, so that the trade-off is measured.
+void add_recipe_batch(SearchSpace& target, const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch) {
   if (!throughput_space.find("batch_size") || target.find("batch_size") || !winner.contains("batch_size")) return;
-  const int64_t best = winner["batch_size"].get<int64_t>(), recipe = workload.recipe.reference_batch_size;
-  if (best > recipe) target.set_axis("batch_size", {best, recipe});
+  const int64_t best = winner["batch_size"].get<int64_t>();
+  if (best > recipe_batch) target.set_axis("batch_size", {best, recipe_batch});
 }
 
 // Phase 2's local refinement of the peak learning rate, when the space has no lr axis: the grid's
@@ -126,7 +123,7 @@ void add_recipe_batch(SearchSpace& target, const SearchSpace& throughput_space, 
 // reached 0.9115 / 0.9119 after epoch 2 at the recipe's LR and 0.9151 / 0.9128 at twice it
 // (seeds 0 / 1). Starting from the grid's best (not the overall best) makes a resume repeat nothing.
 void refine_learning_rate(Tuner& tuner, const RunConfig& base, const Workload& workload) {
-  if (tuner.space().find("lr")) return;
+  if (tuner.space().find("lr") || tuner.space().declares_knobs()) return;
   const Trial* best = tuner.best_where([](const Trial& t) { return t.stage == "grid" && t.budget_level == 1; });
   if (!best || !best->time_to_target_s) return;
   const nlohmann::json from = best->point;
@@ -162,32 +159,122 @@ void open_journal(const std::string& dir, const nlohmann::json& header, bool res
                                   "); give the same options as the first run, or choose another --out");
 }
 
+// What a trial executor is for: a search's throughput trials, its time-to-target trials, or the
+// verification's runs to the target (no memory limit).
+enum class TrialPurpose { Throughput, ToTarget, Verify };
+
+// How trials run: `dyno train` of a workload, or an external program. `base` holds the knob
+// values under every point (as JSON: the RunConfig's, or the program's point).
+class TrialSource {
+ public:
+  virtual ~TrialSource() = default;
+  virtual std::unique_ptr<TrialExecutor> executor(const nlohmann::json& base, const std::string& trial_dir, TrialPurpose purpose) const = 0;
+  // The journal header's base_config: what must not change for --resume.
+  virtual nlohmann::json header(const nlohmann::json& base) const = 0;
+  // What best-config.json holds for `point` over `base`, and its companion file.
+  virtual nlohmann::json best_config(const nlohmann::json& base, const nlohmann::json& point) const = 0;
+  virtual void write_companion(const std::string& dir, const nlohmann::json& best_config) const = 0;
+};
+
+// A built-in or registered workload, each trial `dyno train --config` in a child process.
+class WorkloadTrials : public TrialSource {
+ public:
+  WorkloadTrials(const TuneArgs& args, ProcessTrialOptions options) : args_(args), options_(std::move(options)) {}
+  std::unique_ptr<TrialExecutor> executor(const nlohmann::json& base, const std::string& trial_dir, TrialPurpose purpose) const override {
+    ProcessTrialOptions o = options_;
+    o.base = config_from_json(base);
+    o.trial_dir = trial_dir;
+    if (purpose != TrialPurpose::Throughput) {
+      o.to_target = true;
+      o.time_cap_s = args_.verify_cap_s;
+      o.timeout_s = args_.verify_cap_s * 2;
+    }
+    if (purpose == TrialPurpose::Verify) o.memory_limit_bytes = 0;
+    return std::make_unique<ProcessTrialExecutor>(o);
+  }
+  nlohmann::json header(const nlohmann::json& base) const override { return base; }
+  nlohmann::json best_config(const nlohmann::json& base, const nlohmann::json& point) const override {
+    return to_json(config_from_json(point, config_from_json(base)));
+  }
+  void write_companion(const std::string& dir, const nlohmann::json& best_config) const override {
+    write_file_atomically(dir + "/best-config.py", best_config_python(config_from_json(best_config)));
+  }
+
+ private:
+  const TuneArgs& args_;
+  ProcessTrialOptions options_;
+};
+
+// An external program (--command), each trial one run of it watched through its report.
+class ProgramTrials : public TrialSource {
+ public:
+  ProgramTrials(const TuneArgs& args, CommandTrialOptions options) : args_(args), options_(std::move(options)) {}
+  std::unique_ptr<TrialExecutor> executor(const nlohmann::json& base, const std::string& trial_dir, TrialPurpose purpose) const override {
+    CommandTrialOptions o = options_;
+    o.base = base;
+    o.trial_dir = trial_dir;
+    if (purpose != TrialPurpose::Throughput) {
+      o.target = TargetSpec::parse(args_.target);
+      o.time_cap_s = args_.verify_cap_s;
+      o.timeout_s = args_.verify_cap_s * 2;
+    }
+    if (purpose == TrialPurpose::Verify) o.memory_limit_bytes = 0;
+    return std::make_unique<CommandTrialExecutor>(o);
+  }
+  nlohmann::json header(const nlohmann::json& base) const override {
+    nlohmann::json h = options_.program.to_json();
+    h["base"] = base;
+    h["target"] = args_.target;
+    h["warmup_windows"] = options_.warmup_windows;
+    h["windows_per_unit"] = options_.windows_per_unit;
+    return h;
+  }
+  nlohmann::json best_config(const nlohmann::json& base, const nlohmann::json& point) const override {
+    nlohmann::json full = base;
+    full.update(point);
+    return options_.program.best_config_json(full, options_.seed);
+  }
+  void write_companion(const std::string& dir, const nlohmann::json& best_config) const override {
+    write_file_atomically(dir + "/best-config.sh", "#!/bin/sh\n# dyno's tuned configuration: the command line and environment to run\n" +
+                                                       options_.program.best_config_shell(best_config["point"], options_.seed) + "\n");
+  }
+
+ private:
+  const TuneArgs& args_;
+  CommandTrialOptions options_;
+};
+
 // One search: its own journal, trials folder and report in `dir`.
 struct Phase {
   std::string dir;
-  RunConfig base;
-  std::unique_ptr<ProcessTrialExecutor> executor;
+  nlohmann::json base;
+  std::unique_ptr<TrialExecutor> executor;
   std::unique_ptr<Tuner> tuner;
   double ended_s = 0;  // run time when its search ended
 };
 
+// What the console says about what is tuned.
+struct Subject {
+  std::string name;
+  std::string device;
+  std::string throughput_unit;
+};
+
 class TuneRun {
  public:
-  TuneRun(const TuneArgs& args, const Workload& workload) : args_(args), workload_(workload), started_(Clock::now()) {}
+  TuneRun(const TuneArgs& args, Subject subject, const TrialSource& trials)
+      : args_(args), subject_(std::move(subject)), trials_(trials), started_(Clock::now()) {}
 
   // `after_trial` (optional) runs after each finished trial, once progress is printed.
-  Phase& start_phase(const std::string& dir, const RunConfig& base, const SearchSpace& space, const TunerOptions& options_in,
-                     const ProcessTrialOptions& trial_options_in, std::function<void(Phase&, const Tuner&)> after_trial = nullptr) {
+  Phase& start_phase(const std::string& dir, const nlohmann::json& base, const SearchSpace& space, const TunerOptions& options_in,
+                     TrialPurpose purpose, std::function<void(Phase&, const Tuner&)> after_trial = nullptr) {
     auto phase = std::make_unique<Phase>();
     phase->dir = dir;
     phase->base = base;
     TunerOptions options = options_in;
     options.journal_path = dir + "/journal.jsonl";
-    open_journal(dir, journal_header(options, space, to_json(base)), args_.resume);
-    ProcessTrialOptions trial_options = trial_options_in;
-    trial_options.base = base;
-    trial_options.trial_dir = dir + "/trials";
-    phase->executor = std::make_unique<ProcessTrialExecutor>(trial_options);
+    open_journal(dir, journal_header(options, space, trials_.header(base)), args_.resume);
+    phase->executor = trials_.executor(base, dir + "/trials", purpose);
     Phase* self = phase.get();
     options.on_trial = [this, self, after_trial](const Trial& t, const Tuner& tuner) {
       progress(t, tuner);
@@ -195,8 +282,8 @@ class TuneRun {
     };
     phase->tuner = std::make_unique<Tuner>(space, start_point_for(space, base), *phase->executor, options);
     if (!args_.quiet)
-      std::fprintf(stderr, "[tune] %s on %s: strategy %s, objective %s, %zu axes (%lld grid points)%s; trials in %s\n", workload_.name.c_str(),
-                   base.device.c_str(), options.strategy.c_str(), options.objective.c_str(), space.axes().size(),
+      std::fprintf(stderr, "[tune] %s on %s: strategy %s, objective %s, %zu axes (%lld grid points)%s; trials in %s\n", subject_.name.c_str(),
+                   subject_.device.c_str(), options.strategy.c_str(), options.objective.c_str(), space.axes().size(),
                    static_cast<long long>(space.grid_size()), phase->tuner->resumed_from_journal() ? ", resuming" : "", dir.c_str());
     phases_.push_back(std::move(phase));
     return *phases_.back();
@@ -228,25 +315,117 @@ class TuneRun {
                     best && best->time_to_target_s ? format_duration(*best->time_to_target_s).c_str() : "-");
     else
       std::snprintf(figure, sizeof figure, "%9.0f %s/s | best %.0f", std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0,
-                    workload_.throughput_unit.c_str(), best ? best->samples_per_second : 0.0);
+                    subject_.throughput_unit.c_str(), best ? best->samples_per_second : 0.0);
     std::fprintf(stderr, "[tune %s] trial %lld %-13s %-10s %s | spent %s, ETA %s | %s\n", o.strategy.c_str(), static_cast<long long>(t.id),
                  t.stage.c_str(), t.outcome.c_str(), figure, format_duration(elapsed_s()).c_str(), eta.c_str(),
                  describe_changes(tuner, t.point).c_str());
   }
 
   const TuneArgs& args_;
-  const Workload& workload_;
+  Subject subject_;
+  const TrialSource& trials_;
   Clock::time_point started_;
   std::vector<std::unique_ptr<Phase>> phases_;
 };
 
-void write_outputs(const Phase& phase, const TuneSummary& summary) {
+void write_outputs(const Phase& phase, TuneSummary summary, const TrialSource& trials) {
+  summary.base_config = trials.header(phase.base);
+  const Trial* best = phase.tuner->best();
+  summary.best_config = best ? trials.best_config(phase.base, best->point) : nlohmann::json(nullptr);
   write_file_atomically(phase.dir + "/report.json", tune_report_json(*phase.tuner, summary).dump(2) + "\n");
-  if (phase.tuner->best()) {
-    const nlohmann::json best_config = best_config_json(*phase.tuner, phase.base);
-    write_file_atomically(phase.dir + "/best-config.json", best_config.dump(2) + "\n");
-    write_file_atomically(phase.dir + "/best-config.py", best_config_python(config_from_json(best_config)));
+  if (best) {
+    write_file_atomically(phase.dir + "/best-config.json", summary.best_config.dump(2) + "\n");
+    trials.write_companion(phase.dir, summary.best_config);
   }
+}
+
+// What `dyno tune` tunes: a workload through `dyno train` trials, or an external program.
+struct Tunable {
+  Subject subject;
+  std::unique_ptr<TrialSource> trials;
+  nlohmann::json base;      // knob values under every point
+  SearchSpace space;        // the throughput search's
+  SearchSpace convergence;  // time-to-target's second phase
+  std::optional<Workload> workload;  // a workload's recipe (LR refinement, the recipe's batch)
+  int64_t recipe_batch = 0;
+  std::string metric;  // the verification's target, as printed
+  double target = 0;
+};
+
+Tunable workload_tunable(const TuneArgs& args, bool to_target) {
+  Tunable t;
+  RunConfig base;
+  for (const auto& s : args.settings) apply_setting(base, s);
+  base.workload = args.workload;
+  apply_model_file_args(args.model_file, base);
+  t.workload = workload_for(base);
+  const Workload& workload = *t.workload;
+  // On CUDA, every visible GPU may be a rank unless --max-ranks says otherwise.
+  const int64_t max_ranks = args.max_ranks > 1 || base.device != "cuda" ? args.max_ranks : std::max<int64_t>(1, torch::cuda::device_count());
+  t.space = args.space_path.empty()
+                ? SearchSpace::default_for(base.device, workload.convolutional, static_cast<int64_t>(std::thread::hardware_concurrency()), max_ranks)
+                : SearchSpace::from_json(read_json_file(args.space_path, "space"));
+  if (t.space.declares_knobs()) throw UserError("space", "declares knobs of its own (\"knobs\"): only a program given with --command can take them");
+  for (const auto& a : args.axes) t.space.override_axis(a);
+  if (!workload.convolutional) t.space.remove_axis("channels_last");
+  if (to_target) t.convergence = take_convergence_axes(t.space, workload);
+
+  ProcessTrialOptions trial_options;
+  trial_options.dyno_binary = current_executable();
+  trial_options.launcher = split_command_line(args.launcher);
+  if (!trial_options.launcher.empty()) {
+    std::set<std::string> knobs;
+    for (const auto& knob : all_knobs()) knobs.insert(knob.name);
+    ProgramCommand(std::vector<std::string>{trial_options.dyno_binary}, trial_options.launcher).check_placeholders(knobs);
+  }
+  trial_options.measure_steps = args.measure_steps;
+  trial_options.time_cap_s = args.trial_cap_s;
+  trial_options.timeout_s = args.trial_timeout_s;
+  trial_options.memory_limit_bytes = args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
+  t.trials = std::make_unique<WorkloadTrials>(args, trial_options);
+  t.subject = {workload.name, base.device, workload.throughput_unit};
+  t.base = to_json(base);
+  t.recipe_batch = workload.recipe.reference_batch_size;
+  t.metric = workload.metric_name;
+  t.target = base.target > 0 ? base.target : workload.target;
+  return t;
+}
+
+Tunable program_tunable(const TuneArgs& args, bool to_target) {
+  if (!args.settings.empty() || !args.model_file.model.empty() || args.max_ranks != 1)
+    throw UserError("tune", "--set, --model and --max-ranks are for dyno's workloads; a --command program takes its knobs from --space and --axis");
+  if (args.space_path.empty() && args.axes.empty())
+    throw UserError("tune", "--command needs a search space: --space FILE or --axis knob=v1,v2 (dyno cannot guess a program's knobs)");
+  if (to_target && args.target.empty())
+    throw UserError("tune", "--objective time-to-target with --command needs --target METRIC>=VALUE (or <=), matched against the program's evaluations");
+  if (!args.target.empty()) TargetSpec::parse(args.target);
+  Tunable t;
+  t.space = args.space_path.empty() ? SearchSpace() : SearchSpace::from_json(read_json_file(args.space_path, "space"));
+  for (const auto& a : args.axes) t.space.override_axis(a);
+  if (t.space.axes().empty()) throw UserError("space", "has no axes: give the program's knobs with their values");
+  CommandTrialOptions options;
+  options.program = ProgramCommand(args.command, split_command_line(args.launcher));
+  std::set<std::string> knobs;
+  for (const auto& axis : t.space.axes()) knobs.insert(axis.knob);
+  options.program.check_placeholders(knobs);
+  options.seed = static_cast<int64_t>(args.seed);
+  options.warmup_windows = args.warmup_windows;
+  options.windows_per_unit = args.measure_windows;
+  options.time_cap_s = args.trial_cap_s;
+  options.timeout_s = args.trial_timeout_s;
+  options.memory_limit_bytes = args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
+  t.base = t.space.default_point();
+  if (to_target) t.convergence = t.space.take_convergence_axes();
+  t.recipe_batch = t.base.value("batch_size", nlohmann::json(0)).is_number_integer() ? t.base.value("batch_size", int64_t{0}) : 0;
+  const std::string program = std::filesystem::path(args.command.size() > 1 && args.command[0].find("python") != std::string::npos ? args.command[1] : args.command[0]).filename();
+  t.subject = {program, "its own device", "items"};
+  if (!args.target.empty()) {
+    const TargetSpec target = TargetSpec::parse(args.target);
+    t.metric = target.metric;
+    t.target = target.value;
+  }
+  t.trials = std::make_unique<ProgramTrials>(args, options);
+  return t;
 }
 
 int run_tune(const TuneArgs& args) {
@@ -255,24 +434,11 @@ int run_tune(const TuneArgs& args) {
     throw UserError("tune", "--objective: '" + args.objective + "' is not one of throughput, time-to-target");
   make_strategy(args.strategy);  // validates the name before anything runs
   const bool to_target = args.objective == "time-to-target";
-
-  RunConfig base;
-  for (const auto& s : args.settings) apply_setting(base, s);
-  base.workload = args.workload;
-  apply_model_file_args(args.model_file, base);
-  const Workload workload = workload_for(base);
-
-  // On CUDA, every visible GPU may be a rank unless --max-ranks says otherwise.
-  const int64_t max_ranks = args.max_ranks > 1 || base.device != "cuda" ? args.max_ranks : std::max<int64_t>(1, torch::cuda::device_count());
-  SearchSpace space = args.space_path.empty()
-                          ? SearchSpace::default_for(base.device, workload.convolutional, static_cast<int64_t>(std::thread::hardware_concurrency()),
-                                                     max_ranks)
-                          : SearchSpace::from_json(read_json_file(args.space_path, "space"));
-  for (const auto& a : args.axes) space.override_axis(a);
-  if (!workload.convolutional) space.remove_axis("channels_last");
-  // time-to-target: phase 1 searches throughput (cheap trials) over the other axes, phase 2 trains
-  // the phase-1 winner to the target over the convergence axes.
-  const SearchSpace convergence = to_target ? take_convergence_axes(space, workload) : SearchSpace();
+  const bool program = !args.command.empty();
+  if (!program && !args.target.empty()) throw UserError("tune", "--target is for --command programs; a workload's target is --set target=VALUE");
+  Tunable tunable = program ? program_tunable(args, to_target) : workload_tunable(args, to_target);
+  const SearchSpace& space = tunable.space;
+  const TrialSource& trials = *tunable.trials;
 
   TunerOptions options;
   options.strategy = args.strategy;
@@ -282,56 +448,51 @@ int run_tune(const TuneArgs& args) {
   options.seed = args.seed;
   options.resume = args.resume;
   options.ties_prefer_smaller_batch = to_target;
-
-  ProcessTrialOptions trial_options;
-  trial_options.dyno_binary = current_executable();
-  trial_options.measure_steps = args.measure_steps;
-  trial_options.time_cap_s = args.trial_cap_s;
-  trial_options.timeout_s = args.trial_timeout_s;
-  trial_options.memory_limit_bytes = args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
-  options.memory_capacity_bytes =
-      trial_options.memory_limit_bytes > 0 ? trial_options.memory_limit_bytes : make_device_backend(base)->memory_capacity_bytes();
+  options.guard.exact_values = space.exact_values();
+  const int64_t memory_limit = args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
+  if (memory_limit > 0) options.memory_capacity_bytes = memory_limit;
+  else if (!program) options.memory_capacity_bytes = make_device_backend(config_from_json(tunable.base))->memory_capacity_bytes();
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
-  TuneRun run(args, workload);
+  TuneRun run(args, tunable.subject, trials);
   TuneSummary summary;
-  summary.workload = workload.name;
-  summary.device = base.device;
+  summary.workload = tunable.subject.name;
+  summary.device = tunable.subject.device;
+  const nlohmann::json& base = tunable.base;
   Phase* throughput = nullptr;
   Phase* final_phase = nullptr;
   int status = 0;
   try {
     if (!to_target || !space.axes().empty()) {
-      throughput = &run.start_phase(to_target ? args.out + "/throughput" : args.out, base, space, options, trial_options);
+      throughput = &run.start_phase(to_target ? args.out + "/throughput" : args.out, base, space, options, TrialPurpose::Throughput);
       final_phase = throughput;
       throughput->tuner->run();
       throughput->ended_s = run.elapsed_s();
     }
     if (to_target) {
-      RunConfig tuned_base = base;
-      if (throughput && throughput->tuner->best()) tuned_base = config_from_json(throughput->tuner->best()->point, base);
-      SearchSpace target_space = convergence;
-      if (throughput && throughput->tuner->best()) add_recipe_batch(target_space, space, throughput->tuner->best()->point, workload);
+      nlohmann::json tuned_base = base;
+      SearchSpace target_space = tunable.convergence;
+      if (throughput && throughput->tuner->best()) {
+        tuned_base.update(throughput->tuner->best()->point);
+        add_recipe_batch(target_space, space, throughput->tuner->best()->point, tunable.recipe_batch);
+      }
       TunerOptions target_options = options;
       target_options.strategy = "grid";  // a handful of full training runs: all of them
       target_options.objective = "time-to-target";
-      ProcessTrialOptions target_trials = trial_options;
-      target_trials.to_target = true;
-      target_trials.time_cap_s = args.verify_cap_s;
-      target_trials.timeout_s = args.verify_cap_s * 2;
       // Every finished search trial tightens the time cap of the next one; the confirmation's
       // trials all run under one looser cap (tuner/target_time_cap.h).
       const double cap = args.verify_cap_s;
       auto confirming = std::make_shared<bool>(false);
-      Phase& phase = run.start_phase(args.out, tuned_base, target_space, target_options, target_trials, [cap, confirming](Phase& p, const Tuner& tuner) {
-        if (!*confirming) p.executor->set_time_cap(search_time_cap(tuner, cap));
-      });
+      Phase& phase = run.start_phase(args.out, tuned_base, target_space, target_options, TrialPurpose::ToTarget,
+                                     [cap, confirming](Phase& p, const Tuner& tuner) {
+                                       if (!*confirming) p.executor->set_time_cap(search_time_cap(tuner, cap));
+                                     });
       final_phase = &phase;
       phase.executor->set_time_cap(search_time_cap(*phase.tuner, cap));  // from the trials a resumed journal holds
       phase.tuner->run();
       try {
-        refine_learning_rate(*phase.tuner, tuned_base, workload);
+        if (tunable.workload) refine_learning_rate(*phase.tuner, config_from_json(tuned_base), *tunable.workload);
         *confirming = true;
         phase.executor->set_time_cap(confirmation_time_cap(*phase.tuner, cap));
         // The seed can move the target by a whole evaluation: the three fastest points are
@@ -343,18 +504,11 @@ int run_tune(const TuneArgs& args) {
         // What was measured stands.
       }
     }
-    if (const Trial* best = final_phase->tuner->best(); best && !args.no_verify) {
+    const bool can_verify = !program || !args.target.empty();
+    if (const Trial* best = final_phase->tuner->best(); best && !args.no_verify && can_verify) {
       // Verification: the winner and the default configuration, both trained to the target.
-      ProcessTrialOptions verify_options = trial_options;
-      verify_options.to_target = true;
-      verify_options.time_cap_s = args.verify_cap_s;
-      verify_options.timeout_s = args.verify_cap_s * 2;
-      verify_options.memory_limit_bytes = 0;
-      verify_options.trial_dir = final_phase->dir + "/trials";
-      verify_options.base = final_phase->base;
-      ProcessTrialExecutor tuned_verifier(verify_options);
-      verify_options.base = base;
-      ProcessTrialExecutor default_verifier(verify_options);
+      const auto tuned_verifier = trials.executor(final_phase->base, final_phase->dir + "/trials", TrialPurpose::Verify);
+      const auto default_verifier = trials.executor(base, final_phase->dir + "/trials", TrialPurpose::Verify);
       auto describe = [](const Trial& t) {
         return nlohmann::json{{"outcome", t.outcome}, {"reason", t.reason}, {"time_to_target_s", t.time_to_target_s ? nlohmann::json(*t.time_to_target_s) : nlohmann::json(nullptr)},
                               {"samples_per_second", t.samples_per_second}, {"report", t.report_path}};
@@ -363,22 +517,24 @@ int run_tune(const TuneArgs& args) {
       // order, which can move the target by a whole evaluation, so one pair can flatter or
       // wrong the tuned config. The speedup is total default time over total tuned time.
       // The first pair keeps the base seed and the plain labels (journals of earlier runs resume).
+      // (A workload's seed is its `seed` knob; a program's, the budget level's DYNO_SEED.)
       double tuned_total = 0, default_total = 0;
       bool all_reached = true;
       nlohmann::json pairs = nlohmann::json::array();
+      const int64_t base_seed = program ? static_cast<int64_t>(args.seed) : base.value("seed", int64_t{0});
       for (int s = 0; s < args.verify_seeds; ++s) {
         const std::string suffix = s == 0 ? "" : "-seed" + std::to_string(s);
         nlohmann::json tuned_point = best->point, default_point = nlohmann::json::object();
-        if (s > 0) tuned_point["seed"] = default_point["seed"] = base.seed + s;
-        const Trial tuned = final_phase->tuner->verify(tuned_verifier, tuned_point, "best" + suffix);
-        const Trial fallback = final_phase->tuner->verify(default_verifier, default_point, "default" + suffix);
+        if (s > 0 && !program) tuned_point["seed"] = default_point["seed"] = base_seed + s;
+        const Trial tuned = final_phase->tuner->verify(*tuned_verifier, tuned_point, "best" + suffix, 1 + (program ? s : 0));
+        const Trial fallback = final_phase->tuner->verify(*default_verifier, default_point, "default" + suffix, 1 + (program ? s : 0));
         const bool reached = tuned.time_to_target_s && fallback.time_to_target_s;
         all_reached &= reached;
         if (reached) {
           tuned_total += *tuned.time_to_target_s;
           default_total += *fallback.time_to_target_s;
         }
-        pairs.push_back({{"seed", base.seed + s}, {"best", describe(tuned)}, {"default", describe(fallback)},
+        pairs.push_back({{"seed", base_seed + s}, {"best", describe(tuned)}, {"default", describe(fallback)},
                          {"speedup", reached ? nlohmann::json(*fallback.time_to_target_s / *tuned.time_to_target_s) : nlohmann::json(nullptr)}});
       }
       summary.verification = {{"best", pairs[0]["best"]}, {"default", pairs[0]["default"]}, {"seeds", pairs},
@@ -390,16 +546,15 @@ int run_tune(const TuneArgs& args) {
   }
   if (!final_phase) return status;
   const Tuner& tuner = *final_phase->tuner;
-  if (const Trial* best = tuner.best(); best && !best->report_path.empty() && std::filesystem::exists(best->report_path))
+  if (const Trial* best = tuner.best(); !program && best && !best->report_path.empty() && std::filesystem::exists(best->report_path))
     summary.environment = to_json(read_report(best->report_path))["environment"];
   summary.wall_time_s = run.elapsed_s();
   const bool two_phases = throughput && throughput != final_phase;
   if (two_phases) {
     TuneSummary phase_summary = summary;
-    phase_summary.base = throughput->base;
     phase_summary.verification = nullptr;
     phase_summary.wall_time_s = throughput->ended_s;
-    write_outputs(*throughput, phase_summary);
+    write_outputs(*throughput, phase_summary, trials);
     const Trial* b = throughput->tuner->best();
     summary.throughput_phase = {{"report", throughput->dir + "/report.json"},
                                 {"strategy", throughput->tuner->options().strategy},
@@ -408,8 +563,7 @@ int run_tune(const TuneArgs& args) {
                                 {"best_changes", b ? nlohmann::json(describe_changes(*throughput->tuner, b->point)) : nlohmann::json(nullptr)},
                                 {"best_samples_per_second", b ? nlohmann::json(b->samples_per_second) : nlohmann::json(nullptr)}};
   }
-  summary.base = final_phase->base;
-  write_outputs(*final_phase, summary);
+  write_outputs(*final_phase, summary, trials);
 
   const Trial* best = tuner.best();
   if (!args.quiet) {
@@ -431,7 +585,7 @@ int run_tune(const TuneArgs& args) {
     }
     else if (best)
       std::printf("\nbest: trial %lld, %.0f %s/s [%.0f, %.0f], %s\n", static_cast<long long>(best->id), best->samples_per_second,
-                  workload.throughput_unit.c_str(), best->ci_low, best->ci_high, describe_changes(tuner, best->point).c_str());
+                  tunable.subject.throughput_unit.c_str(), best->ci_low, best->ci_high, describe_changes(tuner, best->point).c_str());
     else
       std::printf("\nno trial succeeded; see the reasons above\n");
     if (!summary.verification.is_null()) {
@@ -440,22 +594,23 @@ int run_tune(const TuneArgs& args) {
         return t["time_to_target_s"].is_number() ? format_fixed(t["time_to_target_s"].get<double>(), 1) + " s" : "not reached";
       };
       for (const auto& p : v["seeds"])
-        std::printf("verification (train to target %s %.4g, seed %lld): tuned %s, default %s, speedup %s\n", workload.metric_name.c_str(),
-                    base.target > 0 ? base.target : workload.target, static_cast<long long>(p["seed"].get<int64_t>()), seconds(p["best"]).c_str(),
+        std::printf("verification (train to target %s %.4g, seed %lld): tuned %s, default %s, speedup %s\n", tunable.metric.c_str(),
+                    tunable.target, static_cast<long long>(p["seed"].get<int64_t>()), seconds(p["best"]).c_str(),
                     seconds(p["default"]).c_str(), p["speedup"].is_null() ? "n/a" : (format_fixed(p["speedup"].get<double>(), 2) + "x").c_str());
       if (v["seeds"].size() > 1)
         std::printf("verification over %zu seeds: speedup %s (total default time / total tuned time)\n", v["seeds"].size(),
                     v["speedup"].is_null() ? "n/a" : (format_fixed(v["speedup"].get<double>(), 2) + "x").c_str());
     }
-    int64_t trials = tuner.executed_trials();
+    int64_t trial_count = tuner.executed_trials();
     double spent = tuner.spent_s();
     if (two_phases) {
-      trials += throughput->tuner->executed_trials();
+      trial_count += throughput->tuner->executed_trials();
       spent += throughput->tuner->spent_s();
     }
-    std::printf("tuning cost: %lld trials, %s of trials, %s wall\n", static_cast<long long>(trials), format_duration(spent).c_str(),
+    std::printf("tuning cost: %lld trials, %s of trials, %s wall\n", static_cast<long long>(trial_count), format_duration(spent).c_str(),
                 format_duration(summary.wall_time_s).c_str());
-    std::printf("wrote %s/report.json%s\n", args.out.c_str(), best ? (", " + args.out + "/best-config.json, " + args.out + "/best-config.py").c_str() : "");
+    const std::string companion = program ? "best-config.sh" : "best-config.py";
+    std::printf("wrote %s/report.json%s\n", args.out.c_str(), best ? (", " + args.out + "/best-config.json, " + args.out + "/" + companion).c_str() : "");
   }
   if (status) return status;
   return best ? 0 : 3;
@@ -489,7 +644,26 @@ void add_tune_command(CLI::App& app) {
   cmd->add_flag("--no-verify", args->no_verify, "skip training the winner and the default to the target");
   cmd->add_flag("--quiet,-q", args->quiet, "no progress lines or table");
   cmd->add_option("--max-ranks", args->max_ranks, "allow data-parallel trials up to this many local ranks (adds the ddp.* axes)")->capture_default_str();
-  register_command_handler(cmd, [args] { return run_tune(*args); });
+  cmd->add_option("--launcher", args->launcher,
+                  "put this in front of every trial, e.g. 'torchrun --nproc-per-node {ddp.world_size}' or 'srun -n {ddp.world_size}' ({knob} placeholders)");
+  auto* command = cmd->add_flag("--command", "tune an external program: everything after --command is its argument vector, with {knob} "
+                                             "placeholders (the last option; README: Tune any training program)");
+  cmd->add_option("--target", args->target, "--command with time-to-target: the evaluation that ends a run, METRIC>=VALUE or METRIC<=VALUE");
+  cmd->add_option("--warmup-windows", args->warmup_windows, "--command: the program's first windows not measured (compilation, warm-up)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--measure-windows", args->measure_windows, "--command: measured windows per throughput trial, at budget level 1")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  // Everything after --command is the program's, options included.
+  cmd->prefix_command();
+  register_command_handler(cmd, [args, cmd, command] {
+    args->command = cmd->remaining();
+    if (command->count() == 0 && !args->command.empty())
+      throw UserError("tune", "unexpected argument '" + args->command.front() + "' (an external program goes after --command)");
+    if (command->count() > 0 && args->command.empty()) throw UserError("tune", "--command needs the program to run after it");
+    return run_tune(*args);
+  });
 }
 
 }  // namespace dyno

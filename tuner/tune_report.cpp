@@ -17,12 +17,6 @@ std::string describe_changes(const Tuner& tuner, const nlohmann::json& point) {
   return out.empty() ? "(start)" : out;
 }
 
-nlohmann::json best_config_json(const Tuner& tuner, const RunConfig& base) {
-  const Trial* best = tuner.best();
-  RunConfig config = best ? config_from_json(best->point, base) : base;
-  return to_json(config);
-}
-
 nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) {
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& t : tuner.trials()) {
@@ -46,7 +40,7 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
           {"seed", tuner.options().seed},
           {"space", tuner.space().to_json()},
           {"grid_size", tuner.space().grid_size()},
-          {"base_config", to_json(summary.base)},
+          {"base_config", summary.base_config},
           {"start_point", tuner.start_point()},
           {"trials", trials},
           {"outcomes", outcomes},
@@ -56,7 +50,7 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
                                          {"samples_per_second", best->samples_per_second}, {"ci_low", best->ci_low},
                                          {"ci_high", best->ci_high}, {"peak_memory_bytes", best->peak_memory_bytes},
                                          {"time_to_target_s", best->time_to_target_s ? nlohmann::json(*best->time_to_target_s) : nlohmann::json(nullptr)},
-                                         {"config", best_config_json(tuner, summary.base)}}
+                                         {"config", summary.best_config}}
                         : nlohmann::json(nullptr)},
           {"pareto_front", pareto},
           {"cost", {{"trials", tuner.executed_trials()}, {"trial_time_s", tuner.spent_s()}, {"wall_time_s", summary.wall_time_s}}},

@@ -1,7 +1,8 @@
 // The tuner's outputs: DIR/report.json (every trial with outcome, metrics and intervals; the best;
 // the throughput/memory Pareto front; the cost; the verification), DIR/best-config.json (loadable
-// by `dyno train --config`), DIR/best-config.py (the same settings as PyTorch Python), and the
-// console table of trials.
+// by `dyno train --config`; for a program: its command line and environment), DIR/best-config.py
+// (the same settings as PyTorch Python; for a program: best-config.sh), and the console table of
+// trials.
 #pragma once
 
 #include <string>
@@ -17,7 +18,8 @@ class Tuner;
 struct TuneSummary {
   std::string workload;
   std::string device;
-  RunConfig base;
+  nlohmann::json base_config = nullptr;  // the settings under every point (a program: its command too)
+  nlohmann::json best_config = nullptr;  // what best-config.json holds
   double wall_time_s = 0;
   nlohmann::json verification = nullptr;  // {best, default, speedup} or null
   nlohmann::json environment = nullptr;   // from the best trial's run report
@@ -25,7 +27,6 @@ struct TuneSummary {
 };
 
 nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary);
-nlohmann::json best_config_json(const Tuner& tuner, const RunConfig& base);
 std::string best_config_python(const RunConfig& config);
 std::string trials_table(const Tuner& tuner);
 // "knob=value knob=value" for the knobs a point changes from the tuner's start point.

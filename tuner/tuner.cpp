@@ -149,7 +149,7 @@ const Trial* Tuner::find(const nlohmann::json& point, int64_t budget_level) cons
 // `deferred` is set.
 std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows,
                                                            bool may_measure, bool& deferred) {
-  const auto reference = ConvergenceGuard::reference_point(point);
+  const auto reference = options_.guard.reference_point(point);
   if (!reference) return std::nullopt;
   for (int64_t level = 1; level < budget_level; ++level)
     if (const Trial* earlier = find(point, level); earlier && earlier->ok() && !earlier->guard_pending) return std::nullopt;
@@ -188,11 +188,13 @@ double Tuner::seeds_objective(const Trial& trial) const {
   return static_cast<double>(trial.budget_level) / total;
 }
 
-const Trial& Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label) {
+const Trial& Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level) {
   const std::string key = "verify:" + label + ":" + point_key(point);
   if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
   const int64_t id = static_cast<int64_t>(trials_.size()) + 1;
-  Trial trial = executor.execute(point, TrialRequest{}, "verify-" + label);
+  TrialRequest request;
+  request.budget_level = budget_level;
+  Trial trial = executor.execute(point, request, "verify-" + label);
   if (trial.outcome == "interrupted") throw TuningInterrupted{};
   trial.id = id;
   trial.key = key;

@@ -45,8 +45,8 @@ TEST(ConvergenceGuard, ComparesOnlyTheWindowsBothTrajectoriesHave) {
 }
 
 TEST(ConvergenceGuard, ReferencePointResetsOnlyNumerics) {
-  EXPECT_FALSE(ConvergenceGuard::reference_point({{"amp", "off"}, {"batch_size", 64}}).has_value());
-  auto ref = ConvergenceGuard::reference_point({{"amp", "bf16"}, {"batch_size", 256}, {"tf32", true}});
+  EXPECT_FALSE(ConvergenceGuard().reference_point({{"amp", "off"}, {"batch_size", 64}}).has_value());
+  auto ref = ConvergenceGuard().reference_point({{"amp", "bf16"}, {"batch_size", 256}, {"tf32", true}});
   ASSERT_TRUE(ref.has_value());
   EXPECT_EQ(*ref, (nlohmann::json{{"amp", "off"}, {"batch_size", 256}, {"tf32", false}}));
 }

@@ -182,3 +182,81 @@ TEST(TuneCommand, TimeToTargetSearchesThroughputThenConvergence) {
 
 }  // namespace
 }  // namespace dyno
+
+namespace dyno {
+namespace {
+
+// A fake training program: acknowledges its knobs, writes 12 windows (throughput set by
+// batch_size and mode) in about 0.6 s, and is done.
+const char* kFakeProgram = R"(b=$DYNO_KNOB_BATCH_SIZE
+rate=$((b * 10)); [ "$DYNO_KNOB_MODE" = fast ] && rate=$((rate * 2))
+printf '{"event": "knobs", "applied": {"batch_size": %s, "mode": "%s"}}\n' $b "$DYNO_KNOB_MODE" >> "$DYNO_REPORT"
+i=0
+while [ $i -lt 12 ]; do
+  sleep 0.05
+  printf '{"event": "window", "items": %s, "seconds": 1, "loss": %s}\n' $rate $((20 - i)) >> "$DYNO_REPORT"
+  i=$((i + 1))
+done
+printf '{"event": "done"}\n' >> "$DYNO_REPORT"
+)";
+
+TEST(TuneCommand, AProgramIsTunedThroughItsReportAndResumesAfterAKill) {
+  const std::string dir = "/tmp/dyno_tune_program_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  write_file_atomically(dir + "/program.sh", kFakeProgram);
+  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [16, 32, 64], "mode": ["slow", "fast"]},
+                                                 "knobs": {"mode": {"type": "choice", "choices": ["slow", "fast"]}}})");
+  std::vector<std::string> args = {DYNO_BINARY, "tune", "--strategy", "grid", "--space", dir + "/space.json", "--warmup-windows", "2",
+                                   "--out", dir + "/run", "--command", "/bin/sh", dir + "/program.sh", "--not-an-option-of-dyno"};
+  pid_t tuner = spawn(args);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (journal_trials(dir + "/run/journal.jsonl").size() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(tuner, SIGKILL);
+  wait_for(tuner);
+  const auto before = journal_trials(dir + "/run/journal.jsonl");
+  ASSERT_GE(before.size(), 2u);
+  ASSERT_LT(before.size(), 6u) << "the run finished before it could be killed";
+
+  args.insert(args.begin() + 2, "--resume");
+  ASSERT_EQ(wait_for(spawn(args)), 0);
+  const auto after = journal_trials(dir + "/run/journal.jsonl");
+  std::set<std::string> keys;
+  for (const auto& t : after) EXPECT_TRUE(keys.insert(t["key"].get<std::string>()).second) << "trial run twice: " << t["key"];
+  EXPECT_EQ(after.size(), 6u);
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i], before[i]);
+
+  auto report = nlohmann::json::parse(read_file(dir + "/run/report.json"));
+  EXPECT_EQ(report["best"]["point"], nlohmann::json::parse(R"({"batch_size": 64, "mode": "fast"})"));
+  EXPECT_DOUBLE_EQ(report["best"]["samples_per_second"].get<double>(), 1280);
+  EXPECT_EQ(report["base_config"]["command"][0], "/bin/sh");
+  auto best = nlohmann::json::parse(read_file(dir + "/run/best-config.json"));
+  EXPECT_EQ(best["environment"]["DYNO_KNOB_MODE"], "fast");
+  EXPECT_EQ(best["argv"].back(), "--not-an-option-of-dyno");
+  EXPECT_NE(read_file(dir + "/run/best-config.sh").find("DYNO_KNOB_BATCH_SIZE=64 DYNO_KNOB_MODE=fast DYNO_SEED=0 /bin/sh"), std::string::npos);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(TuneCommand, AProgramsSpaceAndCommandAreCheckedBeforeAnyTrial) {
+  const std::string dir = "/tmp/dyno_tune_program_errors_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  auto fails_with = [&](const std::string& options, const std::string& message) {
+    const std::string cmd = std::string(DYNO_BINARY) + " tune --out " + dir + "/run " + options + " > " + dir + "/out.txt 2>&1";
+    EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2) << options;
+    EXPECT_NE(read_file(dir + "/out.txt").find(message), std::string::npos) << read_file(dir + "/out.txt");
+  };
+  fails_with("--axis compile=true,false --command /bin/true", "axis 'compile' is not a knob");
+  write_file_atomically(dir + "/space.json", R"({"axes": {"compile": [true, 3]}, "knobs": {"compile": {"type": "bool"}}})");
+  fails_with("--space " + dir + "/space.json --command /bin/true", "[space] axis compile: value 3 is not true or false");
+  write_file_atomically(dir + "/space.json", R"({"axes": {"compile": [true]}, "knobs": {"compile": {"type": "flag"}}})");
+  fails_with("--space " + dir + "/space.json --command /bin/true", "[space] knob compile: type 'flag' is not one of bool, integer, real, choice, text");
+  fails_with("--axis batch_size=8 --command /bin/echo {batch}", "[command] placeholder {batch} names no knob of the search space");
+  fails_with("--command /bin/true", "--command needs a search space");
+  fails_with("--axis batch_size=8 --objective time-to-target --command /bin/true", "needs --target METRIC>=VALUE");
+  fails_with("--axis batch_size=8 --command no-such-program-dyno", "'no-such-program-dyno' is not an executable file on PATH");
+  fails_with("--strategy grid /bin/true", "unexpected argument '/bin/true' (an external program goes after --command)");
+  std::system(("rm -rf " + dir).c_str());
+}
+
+}  // namespace
+}  // namespace dyno

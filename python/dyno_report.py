@@ -1,0 +1,148 @@
+"""dyno_report: lets `dyno tune --command` tune a Python training program (standard library only).
+
+dyno runs the program once per trial with the knob values of that trial in the environment and
+reads what the program reports (README, "Tune any training program"). Two lines wrap a loop:
+
+    knobs, report = dyno_report.start(batch_size=64, num_workers=0, amp="off")   # defaults
+    ...                                        # build the loader and model from knobs["..."]
+    report.step(len(targets), loss)            # after each optimizer step
+    report.eval("accuracy", accuracy)          # after each evaluation
+    report.done()                              # at the end
+
+The knobs the program reads from `knobs` are the ones it acknowledges (written before its first
+window, and again for any read later): a knob it never reads is not acknowledged, and dyno
+refuses that trial, so a knob the program ignores never wins. Outside dyno (no DYNO_REPORT in the
+environment) the knobs are the defaults and reporting does nothing, so the same script runs on its
+own. Only rank 0 (RANK unset or 0) writes.
+"""
+
+import json
+import math
+import os
+import time
+
+__all__ = ["start", "knobs", "seed", "Reporter"]
+
+
+class Knobs(dict):
+    """The trial's knob values; remembers which ones the program read."""
+
+    def __init__(self, values):
+        super().__init__(values)
+        self.read = set()
+
+    def __getitem__(self, name):
+        self.read.add(name)
+        return super().__getitem__(name)
+
+    def get(self, name, default=None):
+        self.read.add(name)
+        return super().get(name, default)
+
+
+def knobs(**defaults):
+    """The trial's knob values: DYNO_POINT's JSON file over `defaults` (just `defaults` outside dyno)."""
+    values = dict(defaults)
+    path = os.environ.get("DYNO_POINT")
+    if path:
+        with open(path) as f:
+            values.update(json.load(f))
+    return Knobs(values)
+
+
+def _number(value):
+    value = float(value)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+class Reporter:
+    """Appends the report protocol's JSON lines to DYNO_REPORT, one flushed line per event.
+
+    step() times the loop itself: once `window_seconds` have passed since the last window, it writes
+    one window of the items and seconds since then, with the last step's loss (converted to a float
+    only then, so that a GPU loop is not synchronised at each step)."""
+
+    def __init__(self, window_seconds=0.5, path=None, knobs=None):
+        self.path = path if path is not None else os.environ.get("DYNO_REPORT")
+        if os.environ.get("RANK", "0") != "0":
+            self.path = None
+        self.window_seconds = float(window_seconds)
+        self._start = time.perf_counter()
+        self._file = open(self.path, "a") if self.path else None
+        self._steps = 0
+        self._items = 0
+        self._loss = None
+        self._window_start = None
+        self._knobs = knobs
+        self._acknowledged = set()
+
+    def _acknowledge_read_knobs(self):
+        if self._knobs is not None and not self._knobs.read <= self._acknowledged:
+            new = self._knobs.read - self._acknowledged
+            self.knobs({name: dict.__getitem__(self._knobs, name) for name in sorted(new) if name in self._knobs})
+            self._acknowledged |= new
+
+    def _write(self, event):
+        if self._file:
+            self._file.write(json.dumps(event) + "\n")
+            self._file.flush()
+
+    def elapsed(self):
+        """Seconds since the Reporter was made: the training's clock (the interpreter's start-up and
+        imports are the same for every configuration and not counted)."""
+        return time.perf_counter() - self._start
+
+    def knobs(self, applied):
+        """Says which knobs the program applied, with their values: an unacknowledged knob makes the trial invalid."""
+        self._write({"event": "knobs", "applied": applied})
+
+    def window(self, items, seconds, loss=None):
+        self._acknowledge_read_knobs()
+        event = {"event": "window", "items": items, "seconds": seconds}
+        if loss is not None:
+            event["loss"] = _number(loss)
+        self._write(event)
+
+    def step(self, items, loss=None):
+        """Counts one optimizer step of `items` samples; writes a window every `window_seconds`."""
+        now = time.perf_counter()
+        if self._window_start is None:  # the first step's end opens the first window
+            self._window_start = now
+            return
+        self._steps += 1
+        self._items += items
+        self._loss = loss
+        if now - self._window_start >= self.window_seconds:
+            loss = self._loss.detach() if hasattr(self._loss, "detach") else self._loss
+            loss_value = None if loss is None else float(loss)
+            self.window(self._items, now - self._window_start, loss_value)
+            self._steps = self._items = 0
+            self._window_start = time.perf_counter()
+
+    def eval(self, metric, value):
+        """Reports an evaluation; a time-to-target trial ends at the first that meets --target."""
+        self._acknowledge_read_knobs()
+        self._write({"event": "eval", "metric": metric, "value": _number(value), "elapsed": self.elapsed()})
+        self._window_start = None  # the evaluation's time is not a training window's
+
+    def done(self):
+        self._acknowledge_read_knobs()
+        self._write({"event": "done"})
+        if self._file:
+            self._file.close()
+            self._file = None
+
+
+def start(window_seconds=0.5, **defaults):
+    """The trial's knobs (over `defaults`) and a Reporter that acknowledges those the program reads."""
+    values = knobs(**defaults)
+    return values, Reporter(window_seconds=window_seconds, knobs=values)
+
+
+def seed(default=0):
+    """The trial's seed (DYNO_SEED: time-to-target runs repeat with the next seeds), else `default`."""
+    return int(os.environ.get("DYNO_SEED", default))

@@ -1,0 +1,212 @@
+// Trials of an external program, with small fake programs (POSIX shell scripts) that follow or
+// break the report protocol: every way a program can behave becomes a recorded outcome.
+#include "tuner/command_trial_executor.h"
+
+#include <unistd.h>
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "reports/atomic_file.h"
+#include "reports/user_error.h"
+#include "tuner/tuner.h"
+
+namespace dyno {
+namespace {
+
+class CommandTrials : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = "/tmp/dyno_command_trials_" + std::to_string(::getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str());
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  // Options for a program whose body is `script` (sh), run as `sh script.sh ARGS...`.
+  CommandTrialOptions program(const std::string& script, std::vector<std::string> args = {}) {
+    write_file_atomically(dir_ + "/program.sh", script);
+    std::vector<std::string> command = {"/bin/sh", dir_ + "/program.sh"};
+    command.insert(command.end(), args.begin(), args.end());
+    CommandTrialOptions o;
+    o.program = ProgramCommand(command, {});
+    o.trial_dir = dir_ + "/trials";
+    o.warmup_windows = 2;
+    o.windows_per_unit = 16;
+    o.time_cap_s = 20;
+    o.timeout_s = 20;
+    return o;
+  }
+  Trial run(const CommandTrialOptions& options, const nlohmann::json& point, TrialRequest request = {}) {
+    CommandTrialExecutor executor(options);
+    return executor.execute(point, request, "t" + std::to_string(++count_));
+  }
+
+  std::string dir_;
+  int count_ = 0;
+};
+
+// Shell: writes `n` windows of 100 items in 0.5 s (loss falling from 2), after acknowledging $1.
+const char* kWindows = R"(n=$2
+printf '{"event": "knobs", "applied": {"batch_size": %s}}\n' "$1" >> "$DYNO_REPORT"
+i=0
+while [ $i -lt $n ]; do
+  printf '{"event": "window", "items": 100, "seconds": 0.5, "loss": 2.%s}\n' $((9 - i % 10)) >> "$DYNO_REPORT"
+  i=$((i + 1))
+done
+printf '{"event": "done"}\n' >> "$DYNO_REPORT"
+)";
+
+TEST_F(CommandTrials, MeasuresTheWindowsAfterTheWarmUpAndKeepsEveryLoss) {
+  const Trial t = run(program(kWindows, {"64", "10"}), {{"batch_size", 64}});
+  EXPECT_EQ(t.outcome, "ok") << t.reason;
+  EXPECT_EQ(t.windows.size(), 8u);  // 10 windows less 2 of warm-up
+  EXPECT_DOUBLE_EQ(t.samples_per_second, 200);
+  EXPECT_EQ(t.losses.size(), 10u);
+  EXPECT_DOUBLE_EQ(t.losses.front(), 2.9);
+  EXPECT_GT(t.peak_memory_bytes, 0);
+}
+
+TEST_F(CommandTrials, TheProgramIsStoppedOnceItsWindowsAreMeasured) {
+  auto options = program(R"(printf '{"event": "knobs", "applied": {"batch_size": 8}}\n' >> "$DYNO_REPORT"
+while true; do printf '{"event": "window", "items": 8, "seconds": 0.01, "loss": 1}\n' >> "$DYNO_REPORT"; sleep 0.01; done
+)");
+  options.measure_rel_ci = -1;  // only the window count stops it (its windows are all alike)
+  const Trial t = run(options, {{"batch_size", 8}});
+  EXPECT_EQ(t.outcome, "ok") << t.reason;
+  EXPECT_GE(t.windows.size(), 16u);
+  EXPECT_LT(t.wall_time_s, 10);
+}
+
+TEST_F(CommandTrials, ATornLastLineIsIgnored) {
+  const Trial t = run(program(std::string(kWindows) + "printf '{\"event\": \"win' >> \"$DYNO_REPORT\"\n", {"64", "4"}), {{"batch_size", 64}});
+  EXPECT_EQ(t.outcome, "ok") << t.reason;
+  EXPECT_EQ(t.windows.size(), 2u);
+}
+
+TEST_F(CommandTrials, AKnobTheProgramDidNotAcknowledgeMakesTheTrialInvalid) {
+  Trial t = run(program(kWindows, {"64", "4"}), {{"batch_size", 64}, {"compile", true}});
+  EXPECT_EQ(t.outcome, "invalid_config");
+  EXPECT_EQ(t.reason, R"(knob compile is not acknowledged: the program's knobs line does not list it (it lists {"batch_size":64}))");
+  t = run(program(kWindows, {"32", "4"}), {{"batch_size", 64}});
+  EXPECT_EQ(t.outcome, "invalid_config");
+  EXPECT_EQ(t.reason, "knob batch_size: the program applied 32, not 64");
+  // A knob given on the command line is acknowledged by construction.
+  t = run(program(kWindows, {"64", "4", "{compile}"}), {{"batch_size", 64}, {"compile", true}});
+  EXPECT_EQ(t.outcome, "ok") << t.reason;
+}
+
+TEST_F(CommandTrials, ACrashAHangAndAnOutOfMemoryAreOutcomes) {
+  Trial t = run(program("kill -SEGV $$\n"), {});
+  EXPECT_EQ(t.outcome, "crashed");
+  EXPECT_NE(t.reason.find("killed by signal 11"), std::string::npos) << t.reason;
+  t = run(program("echo 'ValueError: bad shape' >&2; exit 1\n"), {});
+  EXPECT_EQ(t.outcome, "crashed");
+  EXPECT_EQ(t.reason, "exit status 1: ValueError: bad shape");
+  t = run(program("echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB' >&2; exit 1\n"), {});
+  EXPECT_EQ(t.outcome, "oom");
+  auto hang = program("sleep 30\n");
+  hang.timeout_s = 1;
+  t = run(hang, {});
+  EXPECT_EQ(t.outcome, "timeout");
+  EXPECT_LT(t.wall_time_s, 5);
+}
+
+TEST_F(CommandTrials, ANanLossIsRejectedByTheConvergenceGuard) {
+  CommandTrialExecutor executor(program(R"(printf '{"event": "knobs", "applied": {"batch_size": 8}}\n' >> "$DYNO_REPORT"
+for loss in 2.0 1.5 NaN 1.0; do printf '{"event": "window", "items": 8, "seconds": 0.1, "loss": %s}\n' $loss >> "$DYNO_REPORT"; done
+printf '{"event": "done"}\n' >> "$DYNO_REPORT"
+)"));
+  SearchSpace space = SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"batch_size": [8]}})"));
+  Tuner tuner(space, {{"batch_size", 8}}, executor, TunerOptions{});
+  const Trial& t = tuner.measure({{"batch_size", 8}}, "grid");
+  EXPECT_EQ(t.outcome, "rejected");
+  EXPECT_EQ(t.reason, "convergence guard: loss is nan at window 3");
+}
+
+TEST_F(CommandTrials, AProgramThatReportsNothingIsTimedAsAWholeProcess) {
+  Trial t = run(program("sleep 0.3\n", {"{batch_size}"}), {{"batch_size", 64}});
+  EXPECT_EQ(t.outcome, "ok") << t.reason;
+  ASSERT_EQ(t.windows.size(), 1u);
+  EXPECT_NEAR(t.samples_per_second, 1 / t.wall_time_s, 1e-9);
+  EXPECT_GT(t.wall_time_s, 0.3);
+  // Without a placeholder it cannot acknowledge the knob.
+  t = run(program("sleep 0.1\n"), {{"batch_size", 64}});
+  EXPECT_EQ(t.outcome, "invalid_config");
+  EXPECT_NE(t.reason.find("the program reported nothing"), std::string::npos) << t.reason;
+}
+
+TEST_F(CommandTrials, AMalformedReportLineFailsTheTrialNamingTheLine) {
+  const Trial t = run(program(R"(printf '{"event": "done"}\nloss=3\n{"event": "done"}\n' >> "$DYNO_REPORT")" "\n"), {});
+  EXPECT_EQ(t.outcome, "invalid_report");
+  EXPECT_NE(t.reason.find("report.jsonl line 2: not a JSON object: loss=3"), std::string::npos) << t.reason;
+}
+
+TEST_F(CommandTrials, ExitingWithoutDoneIsACrash) {
+  const Trial t = run(program(R"(printf '{"event": "window", "items": 8, "seconds": 0.1}\n' >> "$DYNO_REPORT")" "\n"), {});
+  EXPECT_EQ(t.outcome, "crashed");
+  EXPECT_EQ(t.reason, "exit status 0 but the report has no done line: the program stopped before it finished");
+}
+
+// Shell: evaluations 0.5, 0.7, 0.9 at elapsed 1, 2, 3, then (unless stopped) a long sleep.
+const char* kEvaluations = R"(for e in 1:0.5 2:0.7 3:0.9; do
+  printf '{"event": "eval", "metric": "accuracy", "value": %s, "elapsed": %s}\n' ${e#*:} ${e%%:*} >> "$DYNO_REPORT"
+done
+sleep 30
+printf '{"event": "done"}\n' >> "$DYNO_REPORT"
+)";
+
+TEST_F(CommandTrials, ATimeToTargetRunEndsAtTheFirstEvaluationThatMeetsTheTarget) {
+  auto options = program(kEvaluations);
+  options.target = TargetSpec::parse("accuracy>=0.8");
+  const Trial t = run(options, {});
+  EXPECT_EQ(t.outcome, "ok") << t.reason;
+  ASSERT_TRUE(t.time_to_target_s.has_value());
+  EXPECT_DOUBLE_EQ(*t.time_to_target_s, 3.0);
+  EXPECT_LT(t.wall_time_s, 10);  // stopped, not slept through
+  options.target = TargetSpec::parse("accuracy>=0.95");
+  options.time_cap_s = 1.5;
+  const Trial missed = run(options, {});
+  EXPECT_EQ(missed.outcome, "rejected");
+  EXPECT_NE(missed.reason.find("did not reach the target accuracy>=0.9500: best accuracy 0.9000 in 3 evaluations"), std::string::npos) << missed.reason;
+}
+
+TEST_F(CommandTrials, TheSeedOfBudgetLevelLIsTheLthAndTheEnvironmentCarriesThePoint) {
+  auto options = program(R"(env | grep '^DYNO_' | sort > "$(dirname "$DYNO_REPORT")/env.txt"; cp "$DYNO_POINT" "$(dirname "$DYNO_REPORT")/point-copy.json")" "\n",
+                         {"{amp}"});
+  options.target = TargetSpec::parse("accuracy>=0.8");
+  options.seed = 5;
+  options.base = {{"lr", 0.01}};
+  TrialRequest request;
+  request.budget_level = 3;
+  const Trial t = run(options, {{"amp", "bf16"}}, request);
+  EXPECT_EQ(t.outcome, "invalid_config");  // lr is neither on its command line nor reported
+  const std::string env = read_file(dir_ + "/trials/t1/env.txt");
+  for (const char* line : {"DYNO_KNOB_AMP=bf16\n", "DYNO_KNOB_LR=0.01\n", "DYNO_SEED=7\n", "DYNO_OBJECTIVE=time-to-target\n", "DYNO_TARGET=accuracy>=0.8000\n"})
+    EXPECT_NE(env.find(line), std::string::npos) << line << " in\n" << env;
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir_ + "/trials/t1/point-copy.json")), nlohmann::json::parse(R"({"amp": "bf16", "lr": 0.01})"));
+}
+
+TEST_F(CommandTrials, ALauncherTemplateGoesInFrontOfTheProgram) {
+  auto options = program(kWindows, {"{batch_size}", "4"});
+  options.program = ProgramCommand(options.program.command(),
+                                   {"/bin/sh", "-c", "echo launched {ddp.world_size} ranks > " + dir_ + "/launcher.txt; exec \"$@\"", "launcher"});
+  const Trial t = run(options, {{"batch_size", 16}, {"ddp.world_size", 2}});
+  EXPECT_EQ(read_file(dir_ + "/launcher.txt"), "launched 2 ranks\n");
+  // The program never saw ddp.world_size: the launcher's placeholder is not the program's acknowledgement.
+  EXPECT_EQ(t.outcome, "invalid_config");
+  EXPECT_NE(t.reason.find("knob ddp.world_size is not acknowledged"), std::string::npos) << t.reason;
+}
+
+TEST(TargetSpec, ParsesAMetricAComparisonAndAValue) {
+  const auto t = TargetSpec::parse("val_loss<=0.3");
+  EXPECT_EQ(t.metric, "val_loss");
+  EXPECT_FALSE(t.higher_is_better);
+  EXPECT_TRUE(t.met_by(0.25));
+  EXPECT_FALSE(t.met_by(0.31));
+  EXPECT_THROW(TargetSpec::parse("accuracy=0.9"), UserError);
+  EXPECT_THROW(TargetSpec::parse("accuracy>=high"), UserError);
+}
+
+}  // namespace
+}  // namespace dyno

@@ -1,0 +1,85 @@
+// The report protocol as the tuner reads it: events parsed, a torn last line ignored, anything
+// else that breaks the protocol an error naming the file and the line.
+#include "tuner/program_report.h"
+
+#include <unistd.h>
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "reports/atomic_file.h"
+#include "user_error_matcher.h"
+
+namespace dyno {
+namespace {
+
+#define EXPECT_ERROR_HAS(f, text)                      \
+  do {                                                  \
+    const std::string message = testing::error_of(f);   \
+    EXPECT_NE(message.find(text), std::string::npos) << message; \
+  } while (0)
+
+std::string report_file(const std::string& text) {
+  const std::string path = "/tmp/dyno_program_report_" + std::to_string(::getpid()) + ".jsonl";
+  write_file_atomically(path, text);
+  return path;
+}
+
+TEST(ProgramReport, ReadsKnobsWindowsEvaluationsAndDone) {
+  const auto r = read_program_report(report_file(
+      R"({"event": "knobs", "applied": {"batch_size": 128}})" "\n"
+      R"({"event": "window", "items": 1280, "seconds": 0.5, "loss": 2.1})" "\n"
+      R"({"event": "window", "items": 640, "seconds": 0.25})" "\n"
+      R"({"event": "knobs", "applied": {"compile": true}})" "\n"
+      R"({"event": "eval", "metric": "accuracy", "value": 0.81, "elapsed": 3.5})" "\n"
+      R"({"event": "done"})" "\n"), 7.0);
+  EXPECT_EQ(r.applied, nlohmann::json::parse(R"({"batch_size": 128, "compile": true})"));
+  ASSERT_EQ(r.windows.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.windows[0].throughput(), 2560);
+  EXPECT_DOUBLE_EQ(*r.windows[0].loss, 2.1);
+  EXPECT_FALSE(r.windows[1].loss.has_value());
+  ASSERT_EQ(r.evaluations.size(), 1u);
+  EXPECT_EQ(r.evaluations[0].metric, "accuracy");
+  EXPECT_DOUBLE_EQ(r.evaluations[0].value, 0.81);
+  EXPECT_DOUBLE_EQ(*r.evaluations[0].elapsed_s, 3.5);
+  EXPECT_DOUBLE_EQ(r.evaluations[0].seen_s, 7.0);
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(r.lines, 6u);
+}
+
+TEST(ProgramReport, ATornLastLineIsIgnored) {
+  const auto r = read_program_report(report_file(R"({"event": "window", "items": 10, "seconds": 1})" "\n" R"({"event": "window", "ite)"));
+  EXPECT_EQ(r.windows.size(), 1u);
+  EXPECT_EQ(r.lines, 1u);
+}
+
+TEST(ProgramReport, NonFiniteLossesAsPythonWritesThemAndAsStrings) {
+  const auto r = read_program_report(report_file(R"({"event": "window", "items": 10, "seconds": 1, "loss": NaN})" "\n"
+                                                 R"({"event": "window", "items": 10, "seconds": 1, "loss": "inf"})" "\n"
+                                                 R"({"event": "window", "items": 10, "seconds": 1, "loss": -Infinity, "note": "NaN inside"})" "\n"));
+  ASSERT_EQ(r.windows.size(), 3u);
+  EXPECT_TRUE(std::isnan(*r.windows[0].loss));
+  EXPECT_TRUE(std::isinf(*r.windows[1].loss));
+  EXPECT_LT(*r.windows[2].loss, 0);
+}
+
+TEST(ProgramReport, AMissingFileIsAnEmptyReport) {
+  const auto r = read_program_report("/tmp/dyno_no_such_report.jsonl");
+  EXPECT_TRUE(r.empty());
+  EXPECT_TRUE(r.applied.is_null());
+}
+
+TEST(ProgramReport, ALineThatBreaksTheProtocolNamesTheLine) {
+  const std::string ok = R"({"event": "done"})" "\n";
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(ok + "not json\n" + ok)); }, "line 2: not a JSON object: not json");
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(ok + R"({"event": "epoch"})" "\n")); }, "line 2: event 'epoch' is not one of knobs, window, eval, done");
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"items": 3})" "\n")); }, "line 1: expected an object with \"event\"");
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "window", "items": 3})" "\n")); }, "line 1: a window line needs \"seconds\"");
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "window", "items": 0, "seconds": 1})" "\n")); }, "needs items > 0 and seconds > 0");
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "eval", "value": "high"})" "\n")); }, "line 1: \"value\" is \"high\", not a number");
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "knobs", "applied": [1]})" "\n")); }, "line 1: a knobs line needs \"applied\"");
+}
+
+}  // namespace
+}  // namespace dyno

@@ -1,0 +1,248 @@
+#include "tuner/command_trial_executor.h"
+
+#include <signal.h>
+#include <sys/time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "reports/atomic_file.h"
+#include "reports/child_process.h"
+#include "reports/quantity.h"
+#include "reports/statistics.h"
+#include "reports/user_error.h"
+#include "tuner/program_report.h"
+
+namespace dyno {
+namespace {
+
+// Below this many measured windows a median's 95% interval is [min, max]: no early decision.
+constexpr size_t kMinDecisionWindows = 8;
+
+double wall_clock_s() {
+  timeval now{};
+  ::gettimeofday(&now, nullptr);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_usec) * 1e-6;
+}
+
+bool same_value(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.is_number() && b.is_number()) return a.get<double>() == b.get<double>();
+  return a == b;
+}
+
+std::vector<double> measured_throughputs(const ProgramReport& report, int64_t warmup_windows) {
+  std::vector<double> values;
+  for (size_t i = static_cast<size_t>(std::max<int64_t>(0, warmup_windows)); i < report.windows.size(); ++i)
+    values.push_back(report.windows[i].throughput());
+  return values;
+}
+
+// The first evaluation that meets the target, or nullptr.
+const ReportEvaluation* reaching_evaluation(const ProgramReport& report, const TargetSpec& target) {
+  for (const auto& e : report.evaluations)
+    if (e.metric == target.metric && std::isfinite(e.value) && target.met_by(e.value)) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+TargetSpec TargetSpec::parse(const std::string& text) {
+  for (const char* op : {">=", "<="}) {
+    const auto at = text.find(op);
+    if (at == std::string::npos || at == 0) continue;
+    TargetSpec t;
+    t.metric = text.substr(0, at);
+    t.higher_is_better = op[0] == '>';
+    const std::string number = text.substr(at + 2);
+    try {
+      size_t used = 0;
+      t.value = std::stod(number, &used);
+      if (used == number.size() && std::isfinite(t.value)) return t;
+    } catch (...) {
+    }
+    throw UserError("tune", "--target '" + text + "': '" + number + "' is not a number");
+  }
+  throw UserError("tune", "--target '" + text + "' is not METRIC>=VALUE or METRIC<=VALUE (e.g. accuracy>=0.85, val_loss<=0.3)");
+}
+
+std::string TargetSpec::to_string() const { return metric + (higher_is_better ? ">=" : "<=") + format_fixed(value, 4); }
+
+Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) {
+  Trial trial;
+  trial.point = point;
+  trial.budget_level = request.budget_level;
+  const std::string dir = options_.trial_dir + "/" + name;
+  std::filesystem::create_directories(dir);
+  const std::string point_path = dir + "/point.json", report_path = dir + "/report.jsonl", log_path = dir + "/log.txt";
+  std::remove(report_path.c_str());
+  trial.report_path = report_path;
+
+  nlohmann::json full = options_.base.is_object() ? options_.base : nlohmann::json::object();
+  if (point.is_object()) full.update(point);
+  const bool to_target = options_.target.has_value();
+  const int64_t seed = options_.seed + (to_target ? request.budget_level - 1 : 0);
+  const double units = static_cast<double>(std::max<int64_t>(1, request.units));
+  const double time_cap = to_target ? options_.time_cap_s : options_.time_cap_s * units;
+  write_file_atomically(point_path, full.dump(2) + "\n");
+
+  std::vector<std::string> env = ProgramCommand::environment_for(full, seed);
+  env.push_back("DYNO_POINT=" + std::filesystem::absolute(point_path).string());
+  env.push_back("DYNO_REPORT=" + std::filesystem::absolute(report_path).string());
+  env.push_back("DYNO_OBJECTIVE=" + std::string(to_target ? "time-to-target" : "throughput"));
+  if (to_target) env.push_back("DYNO_TARGET=" + options_.target->to_string());
+  env.push_back("DYNO_TIME_CAP_S=" + format_fixed(time_cap, 1));
+  char start[32];
+  std::snprintf(start, sizeof start, "%.6f", wall_clock_s());
+  env.push_back(std::string("DYNO_TRIAL_START=") + start);
+
+  // Watches the report while the program runs; `stop_reason` says why dyno stopped it.
+  ProgramReport seen;
+  std::string stop_reason, report_error;
+  auto should_stop = [&](double elapsed) {
+    try {
+      seen = read_program_report(report_path, elapsed, &seen);
+    } catch (const UserError& e) {
+      report_error = e.what();
+      return stop_reason = "report error", true;
+    }
+    if (to_target) {
+      if (reaching_evaluation(seen, *options_.target)) return stop_reason = "target", true;
+      if (elapsed > time_cap) return stop_reason = "time cap", true;
+      return false;
+    }
+    const auto measured = measured_throughputs(seen, options_.warmup_windows);
+    if (request.loss_windows > 0 && static_cast<int64_t>(seen.windows.size()) >= request.loss_windows) return stop_reason = "loss windows", true;
+    if (static_cast<double>(measured.size()) >= static_cast<double>(options_.windows_per_unit) * units) return stop_reason = "windows", true;
+    if (!measured.empty() && elapsed > time_cap) return stop_reason = "time cap", true;
+    if (measured.size() >= kMinDecisionWindows) {
+      const Interval ci = median_confidence_interval(measured);
+      if (request.stop_below > 0 && ci.high < request.stop_below) return stop_reason = "outpaced", true;
+      if (relative_ci_half_width(measured) <= options_.measure_rel_ci) return stop_reason = "precise", true;
+    }
+    return false;
+  };
+  ChildOptions child_options;
+  child_options.environment = env;
+  child_options.should_stop = should_stop;
+  ChildResult child;
+  ProgramReport report;
+  child = run_child(options_.program.argv_for(full, seed), log_path, options_.timeout_s, &interrupted, child_options);
+  try {
+    if (report_error.empty()) report = read_program_report(report_path, child.wall_time_s, &seen);
+  } catch (const UserError& e) {
+    report_error = e.what();
+  }
+  if (!report_error.empty()) {
+    trial.outcome = "invalid_report";
+    trial.reason = report_error;
+    trial.wall_time_s = child.wall_time_s;
+    return trial;
+  }
+  trial.wall_time_s = child.wall_time_s;
+  trial.peak_memory_bytes = child.peak_rss_bytes;
+  for (const auto& w : report.windows) trial.losses.push_back(w.loss.value_or(std::nan("")));
+  if (std::none_of(report.windows.begin(), report.windows.end(), [](const ReportWindow& w) { return w.loss.has_value(); })) trial.losses.clear();
+  trial.windows = measured_throughputs(report, options_.warmup_windows);
+
+  if (child.interrupted) {
+    trial.outcome = "interrupted";
+    trial.reason = "the tuner was interrupted";
+    return trial;
+  }
+  if (child.timed_out) {
+    trial.outcome = "timeout";
+    trial.reason = "no result within " + std::to_string(static_cast<int>(options_.timeout_s)) + " s; killed";
+    return trial;
+  }
+  if (child.signaled && !child.stopped) {
+    const int sig = child.signal;
+    trial.outcome = sig == SIGABRT ? "aborted" : "crashed";
+    trial.reason = std::string("killed by signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")" +
+                   (sig == SIGKILL ? "; often the kernel's out-of-memory killer" : "");
+    return trial;
+  }
+  if (!child.stopped && child.exit_code != 0) {
+    const std::string last = last_line_of(log_path);
+    const bool oom = last.find("out of memory") != std::string::npos || last.find("MemoryError") != std::string::npos;
+    trial.outcome = oom ? "oom" : "crashed";
+    trial.reason = "exit status " + std::to_string(child.exit_code) + ": " + last;
+    return trial;
+  }
+
+  // Every knob is acknowledged: on the command line, or applied with the same value.
+  const auto placed = options_.program.command_placeholders();
+  for (const auto& [knob, value] : full.items()) {
+    if (placed.count(knob)) continue;
+    if (report.empty()) {
+      trial.outcome = "invalid_config";
+      trial.reason = "knob " + knob + " is not acknowledged: the program reported nothing, and the command has no {" + knob +
+                     "} placeholder (a program that reports nothing can only take its knobs on its command line)";
+      return trial;
+    }
+    if (!report.applied.is_object() || !report.applied.contains(knob)) {
+      trial.outcome = "invalid_config";
+      trial.reason = "knob " + knob + " is not acknowledged: the program's knobs line does not list it (" +
+                     (report.applied.is_object() ? "it lists " + report.applied.dump() : "it wrote none") + ")";
+      return trial;
+    }
+    if (!same_value(report.applied[knob], value)) {
+      trial.outcome = "invalid_config";
+      trial.reason = "knob " + knob + ": the program applied " + report.applied[knob].dump() + ", not " + value.dump();
+      return trial;
+    }
+  }
+
+  if (report.empty()) {
+    // Timed as a whole process: a run per wall second, or the run's wall time to the target.
+    if (child.stopped) {
+      trial.outcome = "rejected";
+      trial.reason = "stopped at the time cap (" + format_fixed(time_cap, 0) + " s) before it finished";
+      return trial;
+    }
+    trial.windows = {1.0 / child.wall_time_s};
+    set_throughput_from_windows(trial);
+    if (to_target) trial.time_to_target_s = child.wall_time_s;
+    return trial;
+  }
+  set_throughput_from_windows(trial);
+  if (to_target) {
+    if (const ReportEvaluation* e = reaching_evaluation(report, *options_.target)) {
+      trial.time_to_target_s = e->elapsed_s.value_or(e->seen_s);
+      return trial;
+    }
+    double best = std::nan("");
+    for (const auto& e : report.evaluations)
+      if (e.metric == options_.target->metric && std::isfinite(e.value))
+        best = !std::isfinite(best) ? e.value : options_.target->higher_is_better ? std::max(best, e.value) : std::min(best, e.value);
+    trial.outcome = "rejected";
+    trial.reason = "did not reach the target " + options_.target->to_string() + ": best " + options_.target->metric + " " +
+                   (std::isfinite(best) ? format_fixed(best, 4) : std::string("never reported")) + " in " + std::to_string(report.evaluations.size()) +
+                   " evaluations, " + format_fixed(child.wall_time_s, 1) + " s" + (stop_reason == "time cap" ? " (the time cap)" : "");
+    return trial;
+  }
+  if (!child.stopped && !report.done) {
+    trial.outcome = "crashed";
+    trial.reason = "exit status 0 but the report has no done line: the program stopped before it finished";
+    return trial;
+  }
+  if (stop_reason == "outpaced") {
+    trial.reason = "stopped early: its throughput's 95% interval lay below the best so far (" + format_fixed(request.stop_below, 0) + "/s)";
+    trial.outpaced_by = request.race_id;
+  }
+  if (trial.windows.empty()) {
+    trial.outcome = "rejected";
+    trial.reason = "no measured window: it reported " + std::to_string(report.windows.size()) + " windows, and the first " +
+                   std::to_string(options_.warmup_windows) + " are warm-up";
+    return trial;
+  }
+  if (options_.memory_limit_bytes > 0 && trial.peak_memory_bytes > options_.memory_limit_bytes) {
+    trial.outcome = "rejected";
+    trial.reason = "peak memory " + std::to_string(trial.peak_memory_bytes) + " B is above the limit " + std::to_string(options_.memory_limit_bytes) + " B";
+  }
+  return trial;
+}
+
+}  // namespace dyno

@@ -1,0 +1,114 @@
+#include "tuner/program_report.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "reports/user_error.h"
+
+namespace dyno {
+namespace {
+
+// Python's json.dumps writes non-finite floats as bare NaN / Infinity / -Infinity, which JSON
+// does not allow; they are read as the strings the protocol also accepts.
+std::string quote_non_finite(const std::string& line) {
+  std::string out;
+  bool in_string = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < line.size()) out += line[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool replaced = false;
+    for (const char* token : {"-Infinity", "Infinity", "NaN"}) {
+      const std::string t = token;
+      if (line.compare(i, t.size(), t) == 0) {
+        out += "\"" + t + "\"";
+        i += t.size() - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
+double number_field(const nlohmann::json& line, const char* field, const std::string& where, bool allow_non_finite) {
+  const auto it = line.find(field);
+  if (it == line.end()) throw UserError("report", where + ": a " + line.value("event", "") + " line needs \"" + field + "\"");
+  if (it->is_number()) return it->get<double>();
+  if (allow_non_finite && it->is_string()) {
+    const std::string s = it->get<std::string>();
+    if (s == "nan" || s == "NaN") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf" || s == "Infinity") return std::numeric_limits<double>::infinity();
+    if (s == "-inf" || s == "-Infinity") return -std::numeric_limits<double>::infinity();
+  }
+  throw UserError("report", where + ": \"" + field + "\" is " + it->dump() + ", not a number" +
+                                (allow_non_finite ? " (or \"nan\", \"inf\", \"-inf\")" : ""));
+}
+
+}  // namespace
+
+ProgramReport read_program_report(const std::string& path, double seen_s, const ProgramReport* previous) {
+  ProgramReport report;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return report;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  size_t start = 0, number = 0;
+  while (start < text.size()) {
+    const size_t newline = text.find('\n', start);
+    if (newline == std::string::npos) break;  // torn: still being written, or cut off by a kill
+    const std::string line = text.substr(start, newline - start);
+    start = newline + 1;
+    ++number;
+    const std::string where = path + " line " + std::to_string(number);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(quote_non_finite(line));
+    } catch (const nlohmann::json::exception&) {
+      throw UserError("report", where + ": not a JSON object: " + line.substr(0, 200));
+    }
+    if (!j.is_object() || !j.contains("event") || !j["event"].is_string())
+      throw UserError("report", where + ": expected an object with \"event\": one of knobs, window, eval, done; got " + line.substr(0, 200));
+    const std::string event = j["event"];
+    ++report.lines;
+    if (event == "knobs") {
+      if (!j.contains("applied") || !j["applied"].is_object())
+        throw UserError("report", where + ": a knobs line needs \"applied\": {knob: value, ...}");
+      if (report.applied.is_null()) report.applied = nlohmann::json::object();
+      report.applied.update(j["applied"]);
+    } else if (event == "window") {
+      ReportWindow w;
+      w.items = number_field(j, "items", where, false);
+      w.seconds = number_field(j, "seconds", where, false);
+      if (!(w.items > 0) || !(w.seconds > 0))
+        throw UserError("report", where + ": a window needs items > 0 and seconds > 0, got items " + j["items"].dump() + ", seconds " + j["seconds"].dump());
+      if (j.contains("loss") && !j["loss"].is_null()) w.loss = number_field(j, "loss", where, true);
+      report.windows.push_back(w);
+    } else if (event == "eval") {
+      ReportEvaluation e;
+      e.value = number_field(j, "value", where, true);
+      e.metric = j.contains("metric") && j["metric"].is_string() ? j["metric"].get<std::string>() : "metric";
+      if (j.contains("elapsed") && !j["elapsed"].is_null()) e.elapsed_s = number_field(j, "elapsed", where, false);
+      const size_t index = report.evaluations.size();
+      e.seen_s = previous && index < previous->evaluations.size() ? previous->evaluations[index].seen_s : seen_s;
+      report.evaluations.push_back(e);
+    } else if (event == "done") {
+      report.done = true;
+    } else {
+      throw UserError("report", where + ": event '" + event + "' is not one of knobs, window, eval, done");
+    }
+  }
+  return report;
+}
+
+}  // namespace dyno

@@ -1,0 +1,52 @@
+// ProgramReport: what an external training program told dyno about one trial, read from the
+// JSON-lines file named by DYNO_REPORT (the report protocol, README "Tune any training program").
+// Each line is one object with an "event":
+//   {"event": "knobs", "applied": {"batch_size": 128, "compile": true}}   the knobs it applied
+//   {"event": "window", "items": 1280, "seconds": 0.42, "loss": 0.61}    a throughput window
+//   {"event": "eval", "metric": "accuracy", "value": 0.86, "elapsed": 12.5}  an evaluation
+//   {"event": "done"}                                                     it finished
+// "loss" is optional; "elapsed" (seconds since DYNO_TRIAL_START) is optional, dyno's own clock
+// stands in for it. A non-finite loss may be written as NaN/Infinity (Python's json) or as the
+// strings "nan", "inf", "-inf". A last line with no newline is torn (the program was stopped
+// while writing it) and ignored; any other line that breaks the protocol is an error naming the
+// file and the line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dyno {
+
+struct ReportWindow {
+  double items = 0;
+  double seconds = 0;
+  std::optional<double> loss;
+  double throughput() const { return items / seconds; }
+};
+
+struct ReportEvaluation {
+  std::string metric;
+  double value = 0;
+  std::optional<double> elapsed_s;
+  double seen_s = 0;  // dyno's clock when it read the line (seconds since the trial started)
+};
+
+struct ProgramReport {
+  nlohmann::json applied = nullptr;  // the knobs lines' "applied" objects merged; null when none
+  std::vector<ReportWindow> windows;
+  std::vector<ReportEvaluation> evaluations;
+  bool done = false;
+  size_t lines = 0;  // complete lines read
+
+  bool empty() const { return lines == 0; }
+};
+
+// Reads the report at `path` (a missing file is an empty report). `seen_s` stamps evaluations
+// read for the first time; `previous` (the last read of the same file) keeps their stamps.
+// Throws UserError("report", "<path> line N: ...") for a line that breaks the protocol.
+ProgramReport read_program_report(const std::string& path, double seen_s = 0, const ProgramReport* previous = nullptr);
+
+}  // namespace dyno
