@@ -77,6 +77,7 @@ class Reporter:
         self._items = 0
         self._loss = None
         self._window_start = None
+        self._last_step = None
         self._knobs = knobs
         self._acknowledged = set()
 
@@ -109,7 +110,7 @@ class Reporter:
 
     def step(self, items, loss=None):
         """Counts one optimizer step of `items` samples; writes a window every `window_seconds`."""
-        now = time.perf_counter()
+        now = self._last_step = time.perf_counter()
         if self._window_start is None:  # the first step's end opens the first window
             self._window_start = now
             return
@@ -127,7 +128,10 @@ class Reporter:
         """Reports an evaluation; a time-to-target trial ends at the first that meets --target."""
         self._acknowledge_read_knobs()
         self._write({"event": "eval", "metric": metric, "value": _number(value), "elapsed": self.elapsed()})
-        self._window_start = None  # the evaluation's time is not a training window's
+        if self._window_start is not None:  # the time since the last step (the evaluation's) is not the window's
+            now = time.perf_counter()
+            self._window_start += now - self._last_step
+            self._last_step = now
 
     def done(self):
         self._acknowledge_read_knobs()

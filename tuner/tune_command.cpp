@@ -352,6 +352,10 @@ struct Tunable {
   double target = 0;
 };
 
+int64_t memory_limit_bytes(const TuneArgs& args) {
+  return args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
+}
+
 Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   Tunable t;
   RunConfig base;
@@ -381,7 +385,7 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   trial_options.measure_steps = args.measure_steps;
   trial_options.time_cap_s = args.trial_cap_s;
   trial_options.timeout_s = args.trial_timeout_s;
-  trial_options.memory_limit_bytes = args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
+  trial_options.memory_limit_bytes = memory_limit_bytes(args);
   t.trials = std::make_unique<WorkloadTrials>(args, trial_options);
   t.subject = {workload.name, base.device, workload.throughput_unit};
   t.base = to_json(base);
@@ -413,12 +417,13 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
   options.windows_per_unit = args.measure_windows;
   options.time_cap_s = args.trial_cap_s;
   options.timeout_s = args.trial_timeout_s;
-  options.memory_limit_bytes = args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
+  options.memory_limit_bytes = memory_limit_bytes(args);
   t.base = t.space.default_point();
   if (to_target) t.convergence = t.space.take_convergence_axes();
-  t.recipe_batch = t.base.value("batch_size", nlohmann::json(0)).is_number_integer() ? t.base.value("batch_size", int64_t{0}) : 0;
-  const std::string program = std::filesystem::path(args.command.size() > 1 && args.command[0].find("python") != std::string::npos ? args.command[1] : args.command[0]).filename();
-  t.subject = {program, "its own device", "items"};
+  if (t.base.contains("batch_size") && t.base["batch_size"].is_number_integer()) t.recipe_batch = t.base["batch_size"];
+  // Named after its script when an interpreter runs one.
+  const bool interpreted = args.command.size() > 1 && std::filesystem::path(args.command[0]).filename().string().rfind("python", 0) == 0;
+  t.subject = {std::filesystem::path(args.command[interpreted ? 1 : 0]).filename().string(), "its own device", "items"};
   if (!args.target.empty()) {
     const TargetSpec target = TargetSpec::parse(args.target);
     t.metric = target.metric;
@@ -449,7 +454,7 @@ int run_tune(const TuneArgs& args) {
   options.resume = args.resume;
   options.ties_prefer_smaller_batch = to_target;
   options.guard.exact_values = space.exact_values();
-  const int64_t memory_limit = args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
+  const int64_t memory_limit = memory_limit_bytes(args);
   if (memory_limit > 0) options.memory_capacity_bytes = memory_limit;
   else if (!program) options.memory_capacity_bytes = make_device_backend(config_from_json(tunable.base))->memory_capacity_bytes();
 
