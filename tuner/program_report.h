@@ -5,8 +5,9 @@
 //   {"event": "window", "items": 1280, "seconds": 0.42, "loss": 0.61}    a throughput window
 //   {"event": "eval", "metric": "accuracy", "value": 0.86, "elapsed": 12.5}  an evaluation
 //   {"event": "done"}                                                     it finished
-// "loss" is optional; "elapsed" (seconds since DYNO_TRIAL_START) is optional, dyno's own clock
-// stands in for it. A non-finite loss may be written as NaN/Infinity (Python's json) or as the
+// "loss" is optional; "elapsed" (seconds of training so far, on the program's clock: the Python
+// helper counts from its start(), after the imports) is optional, and when absent the time since
+// the trial's process started, as dyno read the line, stands in for it. A non-finite loss may be written as NaN/Infinity (Python's json) or as the
 // strings "nan", "inf", "-inf". A last line with no newline is torn (the program was stopped
 // while writing it) and ignored; any other line that breaks the protocol is an error naming the
 // file and the line.
