@@ -300,6 +300,7 @@ int run_check(const CheckArgs& a) {
   if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md);
   if (!a.out.empty())
     write_file_atomically(a.out, nlohmann::json{{"schema_version", "1.0"}, {"kind", "check"}, {"config", cand_config}, {"unit", "samples/s"},
+                                                {"fingerprint_id", this_machine(cand_config).id()},
                                                 {"runs", cand_runs}, {"baseline_runs", base_runs}, {"verdict", row.verdict},
                                                 {"regression", row.shift.regression}, {"regression_low", row.shift.regression_low},
                                                 {"regression_high", row.shift.regression_high}, {"p_value", row.shift.p_value},

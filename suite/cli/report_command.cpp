@@ -1,12 +1,17 @@
 #include "suite/cli/report_command.h"
 
+#include <ctime>
 #include <filesystem>
+#include <map>
 #include <iostream>
 #include <memory>
 
 #include <CLI/CLI.hpp>
 
 #include "reports/atomic_file.h"
+#include "reports/change_points.h"
+#include "reports/perf_history.h"
+#include "reports/quantity.h"
 #include "reports/html_report.h"
 #include "reports/run_report.h"
 #include "reports/technique_claims.h"
@@ -23,10 +28,47 @@ struct ReportArgs {
   bool html = false;
   std::string out;
   std::string techniques;
+  std::string append;
+  std::string revision;
 };
 
+// `dyno report history FILE [--append CHECK.json --revision REV] [--html -o OUT]`.
+int run_history(const ReportArgs& a) {
+  if (a.targets.size() != 2) throw UserError("report", "usage: dyno report history FILE [--append CHECK.json --revision REV] [--html [-o OUT]]");
+  const std::string& path = a.targets[1];
+  if (!a.append.empty()) {
+    if (a.revision.empty()) throw UserError("report", "--append needs --revision REV (the revision the check measured)");
+    char now[32];
+    const std::time_t t = std::time(nullptr);
+    std::strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    const HistoryEntry entry = history_entry_from_check(read_json(a.append), a.revision, now);
+    append_history(path, entry);
+    std::cout << "appended " << entry.revision << " " << entry.metric << " " << format_fixed(entry.value, 1) << " to " << path << "\n";
+  }
+  const auto entries = read_history(path);
+  if (a.html) {
+    const std::string out = a.out.empty() ? path + ".html" : a.out;
+    write_file_atomically(out, history_html(entries));
+    std::cout << "wrote " << out << "\n";
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<const HistoryEntry*>> series;
+  for (const auto& e : entries) series[{e.metric, e.fingerprint_id}].push_back(&e);
+  for (const auto& [key, points] : series) {
+    std::vector<double> values;
+    for (const auto* p : points) values.push_back(p->value);
+    const auto changes = change_points(values);
+    std::cout << key.first << " (machine " << (key.second.empty() ? "?" : key.second) << "): " << points.size() << " revisions, "
+              << changes.size() << " change point" << (changes.size() == 1 ? "" : "s") << "\n";
+    for (const auto& c : changes)
+      std::cout << "  at " << points[c.index]->revision << ": " << format_fixed(c.before, 1) << " -> " << format_fixed(c.after, 1) << " ("
+                << format_fixed(100 * (c.after / c.before - 1), 1) << "%, p " << format_fixed(c.p_value, 3) << ")\n";
+  }
+  return 0;
+}
+
 int run_report(const ReportArgs& a) {
-  if (a.targets.empty()) throw UserError("report", "give `techniques RESULT.json` or a tuning folder DIR with --html");
+  if (a.targets.empty()) throw UserError("report", "give `techniques RESULT.json`, `history FILE`, or a tuning folder DIR with --html");
+  if (a.targets[0] == "history") return run_history(a);
   if (a.targets[0] == "techniques") {
     if (a.targets.size() != 2) throw UserError("report", "usage: dyno report techniques RESULT.json (from dyno_bench_techniques --benchmark_out)");
     std::cout << technique_table_text(technique_rows(read_json(a.targets[1])));
@@ -66,8 +108,10 @@ int run_report(const ReportArgs& a) {
 
 void add_report_command(CLI::App& app) {
   auto a = std::make_shared<ReportArgs>();
-  auto* cmd = app.add_subcommand("report", "render results: `techniques RESULT.json` as a table, or a tuning folder as HTML (--html)");
-  cmd->add_option("targets", a->targets, "`techniques RESULT.json`, or DIR (the --out folder of dyno tune)");
+  auto* cmd = app.add_subcommand("report", "render results: `techniques RESULT.json` as a table, `history FILE` with its change points, or a tuning folder as HTML (--html)");
+  cmd->add_option("targets", a->targets, "`techniques RESULT.json`, `history FILE` (a gate's JSON-lines history), or DIR (the --out folder of dyno tune)");
+  cmd->add_option("--append", a->append, "history: append this `dyno check --out` result first");
+  cmd->add_option("--revision", a->revision, "history: the revision --append's check measured");
   cmd->add_flag("--html", a->html, "write one self-contained HTML file with SVG charts");
   cmd->add_option("--out,-o", a->out, "HTML path (default DIR/report.html)");
   cmd->add_option("--techniques", a->techniques, "a dyno_bench_techniques JSON result to include (default DIR/techniques.json if present)");

@@ -1,0 +1,157 @@
+#include "reports/perf_history.h"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "reports/atomic_file.h"
+#include "reports/change_points.h"
+#include "reports/quantity.h"
+#include "reports/statistics.h"
+#include "reports/user_error.h"
+
+namespace dyno {
+namespace {
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '\'' ? "&#39;" : std::string(1, c);
+  return out;
+}
+
+std::string fixed(double v, int digits) { return format_fixed(v, digits); }
+
+}  // namespace
+
+nlohmann::json to_json(const HistoryEntry& e) {
+  nlohmann::json j = {{"revision", e.revision}, {"time", e.time}, {"fingerprint_id", e.fingerprint_id}, {"metric", e.metric},
+                      {"value", e.value},       {"low", e.low},   {"high", e.high},                     {"verdict", e.verdict}};
+  if (!e.regression.is_null()) {
+    j["regression"] = e.regression["estimate"];
+    j["regression_low"] = e.regression["low"];
+    j["regression_high"] = e.regression["high"];
+  }
+  return j;
+}
+
+std::vector<HistoryEntry> read_history(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError("history", "'" + path + "' cannot be read (a history file is written by `dyno report history FILE --append CHECK.json`)");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  std::vector<HistoryEntry> entries;
+  size_t start = 0, number = 0;
+  while (start < text.size()) {
+    const size_t newline = text.find('\n', start);
+    if (newline == std::string::npos) break;  // torn by an interrupted append
+    const std::string line = text.substr(start, newline - start);
+    start = newline + 1;
+    ++number;
+    if (line.empty()) continue;
+    const std::string where = path + " line " + std::to_string(number);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      throw UserError("history", where + ": not a JSON object");
+    }
+    for (const char* field : {"revision", "metric", "value", "low", "high"})
+      if (!j.is_object() || !j.contains(field)) throw UserError("history", where + ": missing \"" + field + "\"");
+    if (!j["value"].is_number() || !j["low"].is_number() || !j["high"].is_number())
+      throw UserError("history", where + ": value, low and high must be numbers");
+    HistoryEntry e;
+    e.revision = j["revision"].is_string() ? j["revision"].get<std::string>() : j["revision"].dump();
+    e.time = j.value("time", "");
+    e.fingerprint_id = j.value("fingerprint_id", "");
+    e.metric = j["metric"].is_string() ? j["metric"].get<std::string>() : j["metric"].dump();
+    e.value = j["value"];
+    e.low = j["low"];
+    e.high = j["high"];
+    e.verdict = j.value("verdict", "");
+    if (j.contains("regression") && j["regression"].is_number())
+      e.regression = {{"estimate", j["regression"]}, {"low", j.value("regression_low", 0.0)}, {"high", j.value("regression_high", 0.0)}};
+    entries.push_back(e);
+  }
+  return entries;
+}
+
+void append_history(const std::string& path, const HistoryEntry& entry) { append_line_durably(path, to_json(entry).dump()); }
+
+HistoryEntry history_entry_from_check(const nlohmann::json& check, const std::string& revision, const std::string& time) {
+  if (check.value("kind", "") != "check" || !check.contains("runs") || !check["runs"].is_array() || check["runs"].empty())
+    throw UserError("history", "expected the result of `dyno check --out FILE` (kind check, with runs); got kind '" + check.value("kind", "?") + "'");
+  std::vector<double> runs;
+  for (const auto& r : check["runs"]) runs.push_back(r.get<double>());
+  HistoryEntry e;
+  e.revision = revision;
+  e.time = time;
+  e.fingerprint_id = check.value("fingerprint_id", "");
+  e.metric = "samples_per_second";
+  e.value = median(runs);
+  const Interval ci = median_confidence_interval(runs);
+  e.low = ci.low;
+  e.high = ci.high;
+  e.verdict = check.value("verdict", "");
+  if (check.contains("regression") && check["regression"].is_number())
+    e.regression = {{"estimate", check["regression"]}, {"low", check.value("regression_low", 0.0)}, {"high", check.value("regression_high", 0.0)}};
+  return e;
+}
+
+std::string history_html(const std::vector<HistoryEntry>& entries) {
+  // One series per metric and machine fingerprint: absolute figures compare only on one machine.
+  std::map<std::pair<std::string, std::string>, std::vector<const HistoryEntry*>> series;
+  for (const auto& e : entries) series[{e.metric, e.fingerprint_id}].push_back(&e);
+  std::ostringstream h;
+  h << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>dyno performance history</title><style>"
+    << "body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
+    << "</style></head><body><h1>dyno performance history</h1>"
+    << "<p>Each point: the candidate's median run figure at a revision, with its 95% interval. Red lines: change points "
+    << "(circular binary segmentation on Welch's t, permutation test p &lt; 0.01, segments of at least 3 revisions).</p>";
+  for (const auto& [key, points] : series) {
+    std::vector<double> values;
+    for (const auto* p : points) values.push_back(p->value);
+    const auto changes = change_points(values);
+    double lo = values.front(), hi = values.front();
+    for (const auto* p : points) {
+      lo = std::min(lo, p->low);
+      hi = std::max(hi, p->high);
+    }
+    if (hi <= lo) hi = lo + 1;
+    const double width = 900, height = 260, left = 70, bottom = 40;
+    const double step = points.size() > 1 ? (width - left - 20) / static_cast<double>(points.size() - 1) : 0;
+    auto x = [&](size_t i) { return left + step * static_cast<double>(i); };
+    auto y = [&](double v) { return 10 + (height - bottom - 10) * (1 - (v - lo) / (hi - lo)); };
+    h << "<h2>" << escape(key.first) << " (machine " << escape(key.second.empty() ? "?" : key.second) << ")</h2>"
+      << "<svg width='" << width << "' height='" << height << "' xmlns='http://www.w3.org/2000/svg'>"
+      << "<text x='5' y='" << y(hi) + 4 << "' font-size='11'>" << fixed(hi, 0) << "</text><text x='5' y='" << y(lo) + 4 << "' font-size='11'>"
+      << fixed(lo, 0) << "</text>";
+    for (const auto& c : changes)
+      h << "<line x1='" << (x(c.index - 1) + x(c.index)) / 2 << "' x2='" << (x(c.index - 1) + x(c.index)) / 2 << "' y1='5' y2='" << height - bottom
+        << "' stroke='#d62728' stroke-dasharray='4,3'/>";
+    for (size_t i = 0; i < points.size(); ++i) {
+      const auto* p = points[i];
+      h << "<line x1='" << x(i) << "' x2='" << x(i) << "' y1='" << y(p->low) << "' y2='" << y(p->high) << "' stroke='#888'/>"
+        << "<circle cx='" << x(i) << "' cy='" << y(p->value) << "' r='3.5' fill='" << (p->verdict == "FAIL" ? "#d62728" : "#1f77b4") << "'><title>"
+        << escape(p->revision) << ": " << fixed(p->value, 1) << " [" << fixed(p->low, 1) << ", " << fixed(p->high, 1) << "] " << escape(p->verdict)
+        << "</title></circle>"
+        << "<text x='" << x(i) << "' y='" << height - bottom + 14 << "' font-size='10' text-anchor='middle'>" << escape(p->revision.substr(0, 8))
+        << "</text>";
+    }
+    h << "</svg>";
+    if (changes.empty()) {
+      h << "<p>No change point.</p>";
+    } else {
+      h << "<table><tr><th>first revision after</th><th>mean before</th><th>mean after</th><th>change</th><th>p</th></tr>";
+      for (const auto& c : changes)
+        h << "<tr><td>" << escape(points[c.index]->revision) << "</td><td>" << fixed(c.before, 1) << "</td><td>" << fixed(c.after, 1) << "</td><td>"
+          << fixed(100 * (c.after / c.before - 1), 1) << "%</td><td>" << fixed(c.p_value, 3) << "</td></tr>";
+      h << "</table>";
+    }
+  }
+  h << "</body></html>\n";
+  return h.str();
+}
+
+}  // namespace dyno

@@ -1,0 +1,61 @@
+// The gate's history: entries from check results append and read back; a bad line is named.
+#include "reports/perf_history.h"
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "reports/atomic_file.h"
+#include "user_error_matcher.h"
+
+namespace dyno {
+namespace {
+
+TEST(PerfHistory, AppendsCheckResultsAndReadsThemBack) {
+  const std::string path = "/tmp/dyno_history_" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  const nlohmann::json check = {{"kind", "check"}, {"runs", {100.0, 110.0, 90.0, 105.0, 95.0, 100.0}}, {"verdict", "PASS"},
+                                {"regression", 0.01}, {"regression_low", -0.02}, {"regression_high", 0.03}, {"fingerprint_id", "abc"}};
+  append_history(path, history_entry_from_check(check, "r1", "2026-11-23T00:00:00Z"));
+  append_history(path, history_entry_from_check(check, "r2", "2026-11-23T01:00:00Z"));
+  const auto entries = read_history(path);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[1].revision, "r2");
+  EXPECT_EQ(entries[0].fingerprint_id, "abc");
+  EXPECT_DOUBLE_EQ(entries[0].value, 100);
+  EXPECT_LE(entries[0].low, 100);
+  EXPECT_GE(entries[0].high, 100);
+  EXPECT_DOUBLE_EQ(entries[0].regression["estimate"].get<double>(), 0.01);
+  EXPECT_NE(history_html(entries).find("No change point."), std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST(PerfHistory, TheHtmlMarksAPlantedStep) {
+  std::vector<HistoryEntry> entries;
+  for (int i = 0; i < 16; ++i) {
+    HistoryEntry e;
+    e.revision = "rev" + std::to_string(i);
+    e.metric = "samples_per_second";
+    e.value = (i < 8 ? 1000 : 900) + (i % 3);
+    e.low = e.value - 5;
+    e.high = e.value + 5;
+    entries.push_back(e);
+  }
+  const std::string html = history_html(entries);
+  EXPECT_NE(html.find("<td>rev8</td>"), std::string::npos);
+  EXPECT_NE(html.find("stroke='#d62728' stroke-dasharray"), std::string::npos);
+}
+
+TEST(PerfHistory, ABadLineIsNamedAndATornLastLineIgnored) {
+  const std::string path = "/tmp/dyno_history_bad_" + std::to_string(::getpid()) + ".jsonl";
+  write_file_atomically(path, R"({"revision": "a", "metric": "m", "value": 1, "low": 1, "high": 1})" "\n" R"({"revision": "b")");
+  EXPECT_EQ(read_history(path).size(), 1u);
+  write_file_atomically(path, R"({"revision": "a", "metric": "m", "value": "fast", "low": 1, "high": 1})" "\n");
+  EXPECT_EQ(testing::error_of([&] { read_history(path); }), "[history] " + path + " line 1: value, low and high must be numbers");
+  EXPECT_EQ(testing::error_of([] { history_entry_from_check({{"kind", "baseline"}}, "r", ""); }),
+            "[history] expected the result of `dyno check --out FILE` (kind check, with runs); got kind 'baseline'");
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace dyno
