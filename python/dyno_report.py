@@ -63,8 +63,8 @@ class Reporter:
     """Appends the report protocol's JSON lines to DYNO_REPORT, one flushed line per event.
 
     step() times the loop itself: once `window_seconds` have passed since the last window, it writes
-    one window of the items and seconds since then, with the last step's loss (converted to a float
-    only then, so that a GPU loop is not synchronised at each step)."""
+    one window of the items and seconds since then, with the mean loss of its steps (summed as
+    tensors and converted to a float only then, so that a GPU loop is not synchronised at each step)."""
 
     def __init__(self, window_seconds=0.5, path=None, knobs=None):
         self.path = path if path is not None else os.environ.get("DYNO_REPORT")
@@ -116,12 +116,14 @@ class Reporter:
             return
         self._steps += 1
         self._items += items
-        self._loss = loss
+        if loss is not None:
+            loss = loss.detach() if hasattr(loss, "detach") else loss
+            self._loss = loss if self._loss is None else self._loss + loss
         if now - self._window_start >= self.window_seconds:
-            loss = self._loss.detach() if hasattr(self._loss, "detach") else self._loss
-            loss_value = None if loss is None else float(loss)
+            loss_value = None if self._loss is None else float(self._loss) / self._steps
             self.window(self._items, now - self._window_start, loss_value)
             self._steps = self._items = 0
+            self._loss = None
             self._window_start = time.perf_counter()
 
     def eval(self, metric, value):

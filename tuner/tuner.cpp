@@ -107,7 +107,9 @@ const Trial& Tuner::measure_losses_up_to(const nlohmann::json& point, const std:
   if (!throughput) trial.objective = seeds_objective(trial);
   if (!throughput || (trial.ci_low == 0 && trial.ci_high == 0)) trial.ci_low = trial.ci_high = trial.objective;
 
-  if (trial.ok()) {
+  // A trial that reached its target has shown the convergence the guard stands in for: the guard
+  // checks throughput trials, which measure speed over a few windows of training.
+  if (trial.ok() && throughput) {
     // A raced candidate that lost is not adopted: a reference that would have to be measured for
     // it is deferred (the trial is guard_pending; its own trajectory is still checked).
     const bool lost_race = throughput && race && race->ok() && !better(trial, *race);
