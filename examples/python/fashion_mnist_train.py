@@ -1,6 +1,7 @@
 """Trains an MLP on Fashion-MNIST with a torch.utils.data.DataLoader: an ordinary PyTorch script
 that `dyno tune --command` can tune (README, "Tune any training program"). The knobs are Python's:
-batch size, DataLoader workers / persistent workers / prefetch factor / pinned memory, autocast,
+batch size, DataLoader workers / persistent workers / prefetch factor / pinned memory, batched
+fetching (a dataset __getitems__ instead of one call per sample), autocast,
 torch.compile, intra-op threads, cuDNN autotuning, and the learning rate. It runs on its own with
 the defaults below; under dyno each trial's values come from dyno_report.
 
@@ -51,6 +52,20 @@ class FashionMNIST(Dataset):
         return image.flatten(), self.labels[i]
 
 
+class BatchedFashionMNIST(FashionMNIST):
+    """The same samples fetched a batch at a time: the DataLoader calls __getitems__ with the
+    batch's indices (PyTorch >= 2.1), one tensor gather instead of a Python call per sample."""
+
+    def __getitems__(self, indices):
+        index = torch.tensor(indices)
+        images = (self.images[index].float() / 255 - MEAN) / STD
+        return images.flatten(1), self.labels[index]
+
+
+def already_collated(batch):
+    return batch
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=3)
@@ -60,19 +75,21 @@ def main():
     args = parser.parse_args()
 
     knobs, report = dyno_report.start(batch_size=64, num_workers=0, persistent_workers=False, prefetch_factor=2, pin_memory=False,
-                                      amp="off", compile=False, threads=0, cudnn_benchmark=False, lr=1e-3)
+                                      amp="off", compile=False, threads=0, cudnn_benchmark=False, lr=1e-3,
+                                      batched_fetch=False)
     torch.manual_seed(dyno_report.seed())
     if knobs["threads"] > 0:
         torch.set_num_threads(knobs["threads"])
     torch.backends.cudnn.benchmark = knobs["cudnn_benchmark"]
     device = torch.device(args.device)
 
-    train = FashionMNIST("train", args.train_size or None)
+    batched = knobs["batched_fetch"]
+    train = (BatchedFashionMNIST if batched else FashionMNIST)("train", args.train_size or None)
     workers = knobs["num_workers"]
     persistent, prefetch = knobs["persistent_workers"], knobs["prefetch_factor"]
     loader = DataLoader(train, batch_size=knobs["batch_size"], shuffle=True, drop_last=True, num_workers=workers,
                         persistent_workers=persistent and workers > 0, prefetch_factor=prefetch if workers > 0 else None,
-                        pin_memory=knobs["pin_memory"])
+                        pin_memory=knobs["pin_memory"], collate_fn=already_collated if batched else None)
     test = FashionMNIST("test")
     test_images = ((test.images.float() / 255 - MEAN) / STD).flatten(1).to(device)
     test_labels = test.labels.to(device)
