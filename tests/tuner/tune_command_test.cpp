@@ -260,3 +260,32 @@ TEST(TuneCommand, AProgramsSpaceAndCommandAreCheckedBeforeAnyTrial) {
 
 }  // namespace
 }  // namespace dyno
+
+namespace dyno {
+namespace {
+
+TEST(TuneCommand, ALauncherTemplateStartsEachTrialsRanks) {
+  if (std::string(DYNO_TORCHRUN).empty()) GTEST_SKIP() << "no torchrun next to DYNO_PYTHON";
+  const std::string dir = "/tmp/dyno_tune_launcher_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  write_file_atomically(dir + "/space.json", R"({"axes": {"ddp.world_size": [1, 2]}})");
+  const std::string port = std::to_string(20000 + ::getpid() % 20000);
+  const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --strategy grid --space " + dir +
+                          "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --measure-steps 10 --no-verify --launcher \"/bin/sh -c 'echo {ddp.world_size} >> " +
+                          dir + "/launched; exec \\\"\\$@\\\"' launcher " + DYNO_TORCHRUN + " --no-python --nproc-per-node {ddp.world_size} --master-port " +
+                          port + "\" --out " + dir + "/run > " + dir + "/out.txt 2>&1";
+  ASSERT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0) << cmd << "\n" << read_file(dir + "/out.txt");
+  EXPECT_EQ(read_file(dir + "/launched"), "1\n2\n");  // the template, filled from each trial, ran in front of it
+  const auto report = nlohmann::json::parse(read_file(dir + "/run/report.json"));
+  ASSERT_EQ(report["trials"].size(), 2u);
+  for (const auto& t : report["trials"]) {
+    ASSERT_EQ(t["outcome"], "ok") << t["reason"];
+    // torchrun started the point's number of ranks; rank 0's report records the world size.
+    const auto run = nlohmann::json::parse(read_file(t["report_path"].get<std::string>()));
+    EXPECT_NE(run.dump().find("\"world_size\":" + t["point"]["ddp.world_size"].dump()), std::string::npos) << t["point"];
+  }
+  std::system(("rm -rf " + dir).c_str());
+}
+
+}  // namespace
+}  // namespace dyno
