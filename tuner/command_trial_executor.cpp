@@ -1,12 +1,10 @@
 #include "tuner/command_trial_executor.h"
 
-#include <signal.h>
 #include <sys/time.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 
 #include "reports/atomic_file.h"
@@ -101,9 +99,16 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   // Watches the report while the program runs; `stop_reason` says why dyno stopped it.
   ProgramReport seen;
   std::string stop_reason, report_error;
+  std::uintmax_t seen_size = 0;
   auto should_stop = [&](double elapsed) {
     try {
-      seen = read_program_report(report_path, elapsed, &seen);
+      // Read again only when the program wrote more (a stopped program's cap still applies).
+      std::error_code ec;
+      const std::uintmax_t size = std::filesystem::file_size(report_path, ec);
+      if (!ec && size != seen_size) {
+        seen_size = size;
+        seen = read_program_report(report_path, elapsed, &seen);
+      }
     } catch (const UserError& e) {
       report_error = e.what();
       return stop_reason = "report error", true;
@@ -147,23 +152,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   if (std::none_of(report.windows.begin(), report.windows.end(), [](const ReportWindow& w) { return w.loss.has_value(); })) trial.losses.clear();
   trial.windows = measured_throughputs(report, options_.warmup_windows);
 
-  if (child.interrupted) {
-    trial.outcome = "interrupted";
-    trial.reason = "the tuner was interrupted";
-    return trial;
-  }
-  if (child.timed_out) {
-    trial.outcome = "timeout";
-    trial.reason = "no result within " + std::to_string(static_cast<int>(options_.timeout_s)) + " s; killed";
-    return trial;
-  }
-  if (child.signaled && !child.stopped) {
-    const int sig = child.signal;
-    trial.outcome = sig == SIGABRT ? "aborted" : "crashed";
-    trial.reason = std::string("killed by signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")" +
-                   (sig == SIGKILL ? "; often the kernel's out-of-memory killer" : "");
-    return trial;
-  }
+  if (record_abnormal_end(trial, child, options_.timeout_s)) return trial;
   if (!child.stopped && child.exit_code != 0) {
     const std::string last = last_line_of(log_path);
     const bool oom = last.find("out of memory") != std::string::npos || last.find("MemoryError") != std::string::npos;

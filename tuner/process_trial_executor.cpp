@@ -1,10 +1,7 @@
 #include "tuner/process_trial_executor.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <vector>
@@ -90,24 +87,7 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   const ChildResult child = run_child(argv, log_path, options_.timeout_s, &interrupted);
   trial.wall_time_s = child.wall_time_s;
   trial.report_path = report_path;
-  const bool stopped = child.interrupted, timed_out = child.timed_out;
-  if (stopped) {
-    trial.outcome = "interrupted";
-    trial.reason = "the tuner was interrupted";
-    return trial;
-  }
-  if (timed_out) {
-    trial.outcome = "timeout";
-    trial.reason = "no result within " + std::to_string(static_cast<int>(options_.timeout_s)) + " s; killed";
-    return trial;
-  }
-  if (child.signaled) {
-    const int sig = child.signal;
-    trial.outcome = sig == SIGABRT ? "aborted" : "crashed";
-    trial.reason = std::string("killed by signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")" +
-                   (sig == SIGKILL ? "; often the kernel's out-of-memory killer" : "");
-    return trial;
-  }
+  if (record_abnormal_end(trial, child, options_.timeout_s)) return trial;
   const int code = child.exit_code;
   if (code == 2) {
     trial.outcome = "invalid_config";

@@ -1,9 +1,13 @@
 #include "tuner/trial.h"
 
+#include <signal.h>
+
 #include <cmath>
+#include <cstring>
 
 #include "reports/statistics.h"
 #include "tuner/search_space.h"
+#include "tuner/trial_executor.h"
 
 namespace dyno {
 
@@ -77,6 +81,24 @@ Trial trial_from_json(const nlohmann::json& j) {
   t.wall_time_s = j.value("wall_time_s", 0.0);
   t.report_path = j.value("report_path", "");
   return t;
+}
+
+bool record_abnormal_end(Trial& trial, const ChildResult& child, double timeout_s) {
+  if (child.interrupted) {
+    trial.outcome = "interrupted";
+    trial.reason = "the tuner was interrupted";
+  } else if (child.timed_out) {
+    trial.outcome = "timeout";
+    trial.reason = "no result within " + std::to_string(static_cast<int>(timeout_s)) + " s; killed";
+  } else if (child.signaled && !child.stopped) {
+    const int sig = child.signal;
+    trial.outcome = sig == SIGABRT ? "aborted" : "crashed";
+    trial.reason = std::string("killed by signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")" +
+                   (sig == SIGKILL ? "; often the kernel's out-of-memory killer" : "");
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace dyno

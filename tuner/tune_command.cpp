@@ -208,13 +208,14 @@ class WorkloadTrials : public TrialSource {
 // An external program (--command), each trial one run of it watched through its report.
 class ProgramTrials : public TrialSource {
  public:
-  ProgramTrials(const TuneArgs& args, CommandTrialOptions options) : args_(args), options_(std::move(options)) {}
+  ProgramTrials(const TuneArgs& args, CommandTrialOptions options, std::optional<TargetSpec> target)
+      : args_(args), options_(std::move(options)), target_(std::move(target)) {}
   std::unique_ptr<TrialExecutor> executor(const nlohmann::json& base, const std::string& trial_dir, TrialPurpose purpose) const override {
     CommandTrialOptions o = options_;
     o.base = base;
     o.trial_dir = trial_dir;
     if (purpose != TrialPurpose::Throughput) {
-      o.target = TargetSpec::parse(args_.target);
+      o.target = target_;
       o.time_cap_s = args_.verify_cap_s;
       o.timeout_s = args_.verify_cap_s * 2;
     }
@@ -242,6 +243,7 @@ class ProgramTrials : public TrialSource {
  private:
   const TuneArgs& args_;
   CommandTrialOptions options_;
+  std::optional<TargetSpec> target_;  // --target, for runs to the target
 };
 
 // One search: its own journal, trials folder and report in `dir`.
@@ -402,7 +404,7 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
     throw UserError("tune", "--command needs a search space: --space FILE or --axis knob=v1,v2 (dyno cannot guess a program's knobs)");
   if (to_target && args.target.empty())
     throw UserError("tune", "--objective time-to-target with --command needs --target METRIC>=VALUE (or <=), matched against the program's evaluations");
-  if (!args.target.empty()) TargetSpec::parse(args.target);
+  const std::optional<TargetSpec> target = args.target.empty() ? std::nullopt : std::optional<TargetSpec>(TargetSpec::parse(args.target));
   Tunable t;
   t.space = args.space_path.empty() ? SearchSpace() : SearchSpace::from_json(read_json_file(args.space_path, "space"));
   for (const auto& a : args.axes) t.space.override_axis(a);
@@ -424,12 +426,11 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
   // Named after its script when an interpreter runs one.
   const bool interpreted = args.command.size() > 1 && std::filesystem::path(args.command[0]).filename().string().rfind("python", 0) == 0;
   t.subject = {std::filesystem::path(args.command[interpreted ? 1 : 0]).filename().string(), "its own device", "items"};
-  if (!args.target.empty()) {
-    const TargetSpec target = TargetSpec::parse(args.target);
-    t.metric = target.metric;
-    t.target = target.value;
+  if (target) {
+    t.metric = target->metric;
+    t.target = target->value;
   }
-  t.trials = std::make_unique<ProgramTrials>(args, options);
+  t.trials = std::make_unique<ProgramTrials>(args, options, target);
   return t;
 }
 

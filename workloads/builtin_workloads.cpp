@@ -43,11 +43,13 @@ WorkloadData load_text(const std::string& size) {
           std::make_shared<TokenSource>(tokens.narrow(0, split, tokens.numel() - split).contiguous(), kTextContext)};
 }
 
+constexpr char kFashionData[] = "Fashion-MNIST (Debian dataset-fashion-mnist), 60,000 train / 10,000 test";
+
 Workload fashion_mlp() {
   Workload w;
   w.name = "fashion-mlp";
   w.description = "MLP 784-256-128-10 on Fashion-MNIST";
-  w.data_description = "Fashion-MNIST (Debian dataset-fashion-mnist), 60,000 train / 10,000 test";
+  w.data_description = kFashionData;
   w.metric_name = "accuracy";
   w.target = 0.88;
   w.target_note = "published MLP 256-128-100 reaches 0.8833";
@@ -61,7 +63,7 @@ Workload fashion_cnn() {
   Workload w;
   w.name = "fashion-cnn";
   w.description = "2 conv blocks with BatchNorm (no conv bias) + 2 linear layers on Fashion-MNIST";
-  w.data_description = "Fashion-MNIST (Debian dataset-fashion-mnist), 60,000 train / 10,000 test";
+  w.data_description = kFashionData;
   w.metric_name = "accuracy";
   w.target = 0.91;
   w.target_note = "published 2 conv + pooling + BN reaches 0.934";
@@ -76,7 +78,7 @@ Workload fashion_mobilenet() {
   Workload w;
   w.name = "fashion-mobilenet";
   w.description = "depthwise-separable conv blocks with squeeze-excitation on Fashion-MNIST";
-  w.data_description = "Fashion-MNIST (Debian dataset-fashion-mnist), 60,000 train / 10,000 test";
+  w.data_description = kFashionData;
   w.metric_name = "accuracy";
   w.target = 0.90;
   w.target_note = "published MobileNet (with flips) reaches 0.950";

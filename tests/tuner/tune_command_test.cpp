@@ -54,6 +54,18 @@ int wait_for(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
+// Starts `args` (a dyno tune), kills it with SIGKILL as soon as two trials are journaled (mid-way
+// through the third), and returns the trials journaled by then.
+std::vector<nlohmann::json> kill_after_two_trials(const std::vector<std::string>& args, const std::string& journal) {
+  pid_t tuner = spawn(args);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (journal_trials(journal).size() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(tuner, SIGKILL);
+  wait_for(tuner);
+  return journal_trials(journal);
+}
+
 TEST(TuneCommand, KillNineThenResumeLosesAndRepeatsNothing) {
   const std::string dir = "/tmp/dyno_tune_resume_" + std::to_string(::getpid());
   std::system(("rm -rf " + dir).c_str());
@@ -62,14 +74,7 @@ TEST(TuneCommand, KillNineThenResumeLosesAndRepeatsNothing) {
   std::vector<std::string> args = {DYNO_BINARY, "tune", "-w", "fashion-mlp", "--strategy", "grid", "--space", dir + "/space.json",
                                    "--set", "size=tiny", "--set", "threads=1", "--set", "warmup_steps=1", "--measure-steps", "10",
                                    "--no-verify", "--out", dir + "/run"};
-  pid_t tuner = spawn(args);
-  // Kill it with SIGKILL as soon as two trials are journaled (mid-way through the third).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (journal_trials(dir + "/run/journal.jsonl").size() < 2 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ::kill(tuner, SIGKILL);
-  wait_for(tuner);
-  const auto before = journal_trials(dir + "/run/journal.jsonl");
+  const auto before = kill_after_two_trials(args, dir + "/run/journal.jsonl");
   ASSERT_GE(before.size(), 2u);
   ASSERT_LT(before.size(), 6u) << "the run finished before it could be killed";
 
@@ -208,13 +213,7 @@ TEST(TuneCommand, AProgramIsTunedThroughItsReportAndResumesAfterAKill) {
                                                  "knobs": {"mode": {"type": "choice", "choices": ["slow", "fast"]}}})");
   std::vector<std::string> args = {DYNO_BINARY, "tune", "--strategy", "grid", "--space", dir + "/space.json", "--warmup-windows", "2",
                                    "--out", dir + "/run", "--command", "/bin/sh", dir + "/program.sh", "--not-an-option-of-dyno"};
-  pid_t tuner = spawn(args);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (journal_trials(dir + "/run/journal.jsonl").size() < 2 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ::kill(tuner, SIGKILL);
-  wait_for(tuner);
-  const auto before = journal_trials(dir + "/run/journal.jsonl");
+  const auto before = kill_after_two_trials(args, dir + "/run/journal.jsonl");
   ASSERT_GE(before.size(), 2u);
   ASSERT_LT(before.size(), 6u) << "the run finished before it could be killed";
 
