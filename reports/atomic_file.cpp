@@ -75,11 +75,12 @@ std::string read_file(const std::string& path) {
   return buffer.str();
 }
 
-nlohmann::json read_json_file(const std::string& path, const std::string& where) {
-  const std::string text = read_file(path);
+nlohmann::json read_json_file(const std::string& path, const std::string& where) { return parse_json_text(read_file(path), path, where); }
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& path, const std::string& where) {
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double's range
     throw UserError(where, "'" + path + "' is not valid JSON: " + e.what());
   }
 }

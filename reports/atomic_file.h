@@ -17,5 +17,7 @@ std::string read_file(const std::string& path);
 
 // Reads and parses a JSON file; throws UserError("<where>", "'<path>' is not valid JSON: ...").
 nlohmann::json read_json_file(const std::string& path, const std::string& where);
+// The parse of read_json_file, for text read otherwise: `path` names where the text came from.
+nlohmann::json parse_json_text(const std::string& text, const std::string& path, const std::string& where);
 
 }  // namespace dyno

@@ -1,6 +1,7 @@
 #include "reports/figure_set.h"
 
 #include "reports/atomic_file.h"
+#include "reports/json_fields.h"
 #include "reports/machine_fingerprint.h"
 #include "reports/run_report.h"
 #include "reports/user_error.h"
@@ -8,27 +9,26 @@
 namespace dyno {
 namespace {
 
-FigureSet from_google_benchmark(const nlohmann::json& j, const std::string& what) {
+FigureSet from_google_benchmark(const JsonFields& j, const std::string& what) {
   FigureSet set;
   set.kind = "google-benchmark";
-  const auto& context = j.value("context", nlohmann::json::object());
-  set.environment = {{"host", context.value("host_name", "")}, {"cores", context.value("num_cpus", 0)},
-                     {"mhz_per_cpu", context.value("mhz_per_cpu", 0)}};
-  if (context.contains("dyno_environment")) set.environment = context["dyno_environment"];
-  for (const auto& b : j["benchmarks"]) {
-    if (b.value("run_type", "iteration") != "iteration" || b.contains("error_occurred")) continue;
-    const std::string name = b.value("run_name", b.value("name", ""));
-    if (!b.contains("real_time") || !b["real_time"].is_number())
-      throw UserError("compare", what + ": benchmark '" + name + "' has no numeric real_time");
+  const JsonFields context = j.object("context");
+  set.environment = {{"host", context.text("host_name")}, {"cores", context.integer("num_cpus")}, {"mhz_per_cpu", context.number("mhz_per_cpu")}};
+  if (context.has("dyno_environment")) set.environment = context.object("dyno_environment").json();
+  for (const auto& benchmark : j.json()["benchmarks"]) {
+    const JsonFields b(benchmark, "compare", what + ": a benchmark");
+    if (b.text("run_type", "iteration") != "iteration" || b.has("error_occurred")) continue;
+    const std::string name = b.text("run_name", b.text("name"));
+    if (!b.has("real_time")) throw UserError("compare", what + ": benchmark '" + name + "' has no real_time");
     auto& time = set.metrics[name + " real_time"];
     time.higher_is_better = false;
-    time.unit = b.value("time_unit", "ns");
-    time.values.push_back(b["real_time"].get<double>());
-    if (b.contains("items_per_second") && b["items_per_second"].is_number()) {
+    time.unit = b.text("time_unit", "ns");
+    time.values.push_back(b.number("real_time"));
+    if (b.has("items_per_second")) {
       auto& items = set.metrics[name + " items_per_second"];
       items.higher_is_better = true;
       items.unit = "items/s";
-      items.values.push_back(b["items_per_second"].get<double>());
+      items.values.push_back(b.number("items_per_second"));
     }
   }
   if (set.metrics.empty()) throw UserError("compare", what + " holds no benchmark iterations");
@@ -37,25 +37,25 @@ FigureSet from_google_benchmark(const nlohmann::json& j, const std::string& what
 
 }  // namespace
 
-FigureSet figure_set_from_json(const nlohmann::json& j, const std::string& what) {
-  if (!j.is_object()) throw UserError("compare", what + " is not a JSON object");
-  if (j.contains("benchmarks") && j["benchmarks"].is_array()) return from_google_benchmark(j, what);
-  check_schema_version(j, what);
-  const std::string kind = j.value("kind", "run");
+FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& what) {
+  if (!json.is_object()) throw UserError("compare", what + " is not a JSON object");
+  const JsonFields j(json, "compare", what);
+  if (j.has("benchmarks") && json["benchmarks"].is_array()) return from_google_benchmark(j, what);
+  check_schema_version(json, what);
+  const std::string kind = j.text("kind", "run");
   FigureSet set;
   set.kind = kind;
-  set.environment = j.value("environment", nlohmann::json::object());
+  set.environment = j.object("environment").json();
   if (kind == "run") {
-    RunReport r = report_from_json(j);
+    RunReport r = report_from_json(json, what);
     auto& m = set.metrics["samples_per_second"];
     m.unit = r.summary.throughput_unit + "/s";
     m.values = r.throughput_windows;
   } else if (kind == "baseline" || kind == "check") {
-    if (!j.contains("runs") || !j["runs"].is_array())
-      throw UserError("compare", what + " has no 'runs' list of per-run figures");
+    if (!j.has("runs") || !json["runs"].is_array()) throw UserError("compare", what + " has no 'runs' list of per-run figures");
     auto& m = set.metrics["samples_per_second"];
-    m.unit = j.value("unit", "samples/s");
-    for (const auto& v : j["runs"]) {
+    m.unit = j.text("unit", "samples/s");
+    for (const auto& v : json["runs"]) {
       if (!v.is_number()) throw UserError("compare", what + ": run figure " + v.dump() + " is not a number");
       m.values.push_back(v.get<double>());
     }
@@ -65,14 +65,7 @@ FigureSet figure_set_from_json(const nlohmann::json& j, const std::string& what)
   return set;
 }
 
-FigureSet load_figure_set(const std::string& path) {
-  const nlohmann::json j = read_json_file(path, "compare");
-  try {
-    return figure_set_from_json(j, "'" + path + "'");
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError("compare", "'" + path + "' is malformed: " + e.what());
-  }
-}
+FigureSet load_figure_set(const std::string& path) { return figure_set_from_json(read_json_file(path, "compare"), "'" + path + "'"); }
 
 std::vector<std::string> environment_differences(const nlohmann::json& a, const nlohmann::json& b) {
   const auto first = MachineFingerprint::of(a), second = MachineFingerprint::of(b);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "reports/json_fields.h"
 #include "reports/run_config.h"
 #include "reports/user_error.h"
 
@@ -53,6 +54,7 @@ std::string Knob::valid_text() const {
 
 nlohmann::json Knob::parse_text(const std::string& text) const {
   auto fail = [&]() -> nlohmann::json {
+    if (!valid_utf8(text)) throw UserError("config", name + ": the value is not valid UTF-8 text");
     throw UserError("config", name + ": '" + text + "' is not " + valid_text());
   };
   switch (type) {
@@ -75,7 +77,7 @@ nlohmann::json Knob::parse_text(const std::string& text) const {
       } catch (...) {
         return fail();
       }
-      if (used != text.size()) return fail();
+      if (used != text.size() || !std::isfinite(v)) return fail();
       return v;
     }
     case KnobType::Boolean:
@@ -83,7 +85,9 @@ nlohmann::json Knob::parse_text(const std::string& text) const {
       if (text == "false" || text == "0" || text == "off" || text == "no") return false;
       return fail();
     case KnobType::Choice:
-    case KnobType::Text: return text;
+    case KnobType::Text:
+      if (!valid_utf8(text)) return fail();
+      return text;
   }
   return fail();
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "reports/atomic_file.h"
+#include "reports/json_fields.h"
 #include "reports/change_points.h"
 #include "reports/quantity.h"
 #include "reports/statistics.h"
@@ -40,7 +41,10 @@ std::vector<HistoryEntry> read_history(const std::string& path) {
   if (!in) throw UserError("history", "'" + path + "' cannot be read (a history file is written by `dyno report history FILE --append CHECK.json`)");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  return parse_history(buffer.str(), path);
+}
+
+std::vector<HistoryEntry> parse_history(const std::string& text, const std::string& path) {
   std::vector<HistoryEntry> entries;
   size_t start = 0, number = 0;
   while (start < text.size()) {
@@ -57,21 +61,21 @@ std::vector<HistoryEntry> read_history(const std::string& path) {
     } catch (const nlohmann::json::exception&) {
       throw UserError("history", where + ": not a JSON object");
     }
+    if (!j.is_object()) throw UserError("history", where + ": not a JSON object");
+    const JsonFields f(j, "history", where);
     for (const char* field : {"revision", "metric", "value", "low", "high"})
-      if (!j.is_object() || !j.contains(field)) throw UserError("history", where + ": missing \"" + field + "\"");
-    if (!j["value"].is_number() || !j["low"].is_number() || !j["high"].is_number())
-      throw UserError("history", where + ": value, low and high must be numbers");
+      if (!f.has(field)) throw UserError("history", where + ": missing \"" + field + "\"");
     HistoryEntry e;
     e.revision = j["revision"].is_string() ? j["revision"].get<std::string>() : j["revision"].dump();
-    e.time = j.value("time", "");
-    e.fingerprint_id = j.value("fingerprint_id", "");
+    e.time = f.text("time");
+    e.fingerprint_id = f.text("fingerprint_id");
     e.metric = j["metric"].is_string() ? j["metric"].get<std::string>() : j["metric"].dump();
-    e.value = j["value"];
-    e.low = j["low"];
-    e.high = j["high"];
-    e.verdict = j.value("verdict", "");
-    if (j.contains("regression") && j["regression"].is_number())
-      e.regression = {{"estimate", j["regression"]}, {"low", j.value("regression_low", 0.0)}, {"high", j.value("regression_high", 0.0)}};
+    e.value = f.number("value");
+    e.low = f.number("low");
+    e.high = f.number("high");
+    e.verdict = f.text("verdict");
+    if (f.has("regression"))
+      e.regression = {{"estimate", f.number("regression")}, {"low", f.number("regression_low")}, {"high", f.number("regression_high")}};
     entries.push_back(e);
   }
   return entries;
@@ -80,22 +84,24 @@ std::vector<HistoryEntry> read_history(const std::string& path) {
 void append_history(const std::string& path, const HistoryEntry& entry) { append_line_durably(path, to_json(entry).dump()); }
 
 HistoryEntry history_entry_from_check(const nlohmann::json& check, const std::string& revision, const std::string& time) {
-  if (check.value("kind", "") != "check" || !check.contains("runs") || !check["runs"].is_array() || check["runs"].empty())
-    throw UserError("history", "expected the result of `dyno check --out FILE` (kind check, with runs); got kind '" + check.value("kind", "?") + "'");
-  std::vector<double> runs;
-  for (const auto& r : check["runs"]) runs.push_back(r.get<double>());
+  const JsonFields c(check, "history", "the check result");
+  if (c.text("kind") != "check" || !c.has("runs") || !check["runs"].is_array() || check["runs"].empty())
+    throw UserError("history", "expected the result of `dyno check --out FILE` (kind check, with runs); got kind '" + c.text("kind", "?") + "'");
+  const std::vector<double> runs = c.numbers("runs");
+  for (double r : runs)
+    if (!std::isfinite(r)) c.fail("runs", "an array of finite figures");
   HistoryEntry e;
   e.revision = revision;
   e.time = time;
-  e.fingerprint_id = check.value("fingerprint_id", "");
+  e.fingerprint_id = c.text("fingerprint_id");
   e.metric = "samples_per_second";
   e.value = median(runs);
   const Interval ci = median_confidence_interval(runs);
   e.low = ci.low;
   e.high = ci.high;
-  e.verdict = check.value("verdict", "");
-  if (check.contains("regression") && check["regression"].is_number())
-    e.regression = {{"estimate", check["regression"]}, {"low", check.value("regression_low", 0.0)}, {"high", check.value("regression_high", 0.0)}};
+  e.verdict = c.text("verdict");
+  if (c.has("regression") && check["regression"].is_number())
+    e.regression = {{"estimate", check["regression"]}, {"low", c.number("regression_low")}, {"high", c.number("regression_high")}};
   return e;
 }
 

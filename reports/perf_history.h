@@ -31,6 +31,8 @@ nlohmann::json to_json(const HistoryEntry& entry);
 // Reads a history file; throws UserError("history", "<path> line N: ...") for a bad line (a torn
 // last line, without its newline, is ignored).
 std::vector<HistoryEntry> read_history(const std::string& path);
+// The same for a history's text; `path` only names it in errors.
+std::vector<HistoryEntry> parse_history(const std::string& text, const std::string& path);
 void append_history(const std::string& path, const HistoryEntry& entry);
 // The entry of a `dyno check --out` result (kind "check", with "runs") at `revision`.
 HistoryEntry history_entry_from_check(const nlohmann::json& check, const std::string& revision, const std::string& time);

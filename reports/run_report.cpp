@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "reports/atomic_file.h"
+#include "reports/json_fields.h"
 #include "reports/user_error.h"
 
 namespace dyno {
@@ -23,18 +24,15 @@ double number_at(const nlohmann::json& j, const char* key, double missing = 0.0)
   return j[key].is_number() ? j[key].get<double>() : std::nan("");
 }
 
-std::vector<CurvePoint> curve_from_json(const nlohmann::json& j) {
+std::vector<CurvePoint> curve_from_json(const JsonFields& curves, const char* name) {
   std::vector<CurvePoint> curve;
-  for (const auto& p : j)
-    curve.push_back({p.value("step", int64_t{0}), number_at(p, "epoch"), number_at(p, "time_s"), number_at(p, "value")});
+  if (!curves.has(name)) return curve;
+  if (!curves.json()[name].is_array()) curves.fail(name, "an array of {step, epoch, time_s, value}");
+  for (const auto& point : curves.json()[name]) {
+    const JsonFields p(point, "report", "curve point");
+    curve.push_back({p.integer("step"), number_at(point, "epoch"), number_at(point, "time_s"), number_at(point, "value")});
+  }
   return curve;
-}
-
-template <typename T>
-T required(const nlohmann::json& j, const char* key, const char* where) {
-  if (!j.contains(key))
-    throw UserError("report", std::string(where) + " has no '" + key + "' field; is this a dyno run report?");
-  return j.at(key).get<T>();
 }
 
 }  // namespace
@@ -96,64 +94,67 @@ nlohmann::json to_json(const RunReport& r) {
   };
 }
 
-RunReport report_from_json(const nlohmann::json& j) {
-  check_schema_version(j, "run report");
+RunReport report_from_json(const nlohmann::json& json, const std::string& where) {
+  check_schema_version(json, where);
+  const JsonFields j(json, "report", where);
   RunReport r;
-  r.schema_version = j["schema_version"];
-  r.outcome = required<std::string>(j, "outcome", "run report");
-  r.outcome_reason = j.value("outcome_reason", "");
-  r.config = j.value("config", nlohmann::json::object());
-  if (j.contains("environment")) {
-    const auto& e = j["environment"];
-    auto& o = r.environment;
-    o.dyno_revision = e.value("dyno_revision", "");
-    o.libtorch_version = e.value("libtorch_version", "");
-    o.cuda_version = e.value("cuda_version", "");
-    o.cudnn_version = e.value("cudnn_version", "");
-    o.device = e.value("device", "");
-    o.device_name = e.value("device_name", "");
-    o.cpu_model = e.value("cpu_model", "");
-    o.cores = e.value("cores", int64_t{0});
-    o.memory_bytes = e.value("memory_bytes", int64_t{0});
-    o.threads = e.value("threads", int64_t{0});
-    o.host = e.value("host", "");
-  }
-  const auto& s = j.at("summary");
+  r.schema_version = j.text("schema_version");
+  r.outcome = j.required_text("outcome");
+  r.outcome_reason = j.text("outcome_reason");
+  r.config = j.object("config").json();
+  const JsonFields e = j.object("environment");
+  auto& env = r.environment;
+  env.dyno_revision = e.text("dyno_revision");
+  env.libtorch_version = e.text("libtorch_version");
+  env.cuda_version = e.text("cuda_version");
+  env.cudnn_version = e.text("cudnn_version");
+  env.device = e.text("device");
+  env.device_name = e.text("device_name");
+  env.cpu_model = e.text("cpu_model");
+  env.cores = e.integer("cores");
+  env.memory_bytes = e.integer("memory_bytes");
+  env.threads = e.integer("threads");
+  env.host = e.text("host");
+  if (!j.has("summary")) throw UserError("report", where + " has no 'summary' field; is this a dyno run report?");
+  const JsonFields s = j.object("summary");
   auto& o = r.summary;
-  o.throughput_unit = s.value("throughput_unit", "samples");
-  if (!s.contains("samples_per_second")) throw UserError("report", "summary has no 'samples_per_second' field; is this a dyno run report?");
-  o.samples_per_second = number_at(s, "samples_per_second");
-  o.samples_per_second_spread = number_at(s, "samples_per_second_spread");
-  if (s.contains("time_to_target_s") && !s["time_to_target_s"].is_null()) o.time_to_target_s = s["time_to_target_s"].get<double>();
-  if (s.contains("final_metric")) {
-    o.metric_name = s["final_metric"].value("name", "");
-    const auto& value = s["final_metric"]["value"];
-    o.final_metric = value.is_number() ? value.get<double>() : std::nan("");
-    o.higher_is_better = s["final_metric"].value("higher_is_better", true);
+  o.throughput_unit = s.text("throughput_unit", "samples");
+  if (!s.json().contains("samples_per_second"))
+    throw UserError("report", where + ": summary has no 'samples_per_second' field; is this a dyno run report?");
+  o.samples_per_second = number_at(s.json(), "samples_per_second");
+  o.samples_per_second_spread = number_at(s.json(), "samples_per_second_spread");
+  if (s.has("time_to_target_s")) o.time_to_target_s = s.number("time_to_target_s");
+  if (s.has("final_metric")) {
+    const JsonFields m = s.object("final_metric");
+    o.metric_name = m.text("name");
+    o.final_metric = number_at(m.json(), "value", std::nan(""));
+    o.higher_is_better = m.flag("higher_is_better", true);
   }
-  o.target = s.value("target", 0.0);
-  o.target_reached = s.value("target_reached", false);
-  o.peak_memory_bytes = s.value("peak_memory_bytes", int64_t{0});
-  o.peak_memory_kind = s.value("peak_memory_kind", "");
-  o.steps = s.value("steps", int64_t{0});
-  o.epochs = s.value("epochs", 0.0);
-  o.wall_time_s = s.value("wall_time_s", 0.0);
-  o.stop_reason = s.value("stop_reason", "");
-  if (j.contains("throughput_windows"))
-    for (const auto& w : j["throughput_windows"]) r.throughput_windows.push_back(w.is_number() ? w.get<double>() : std::nan(""));
-  if (j.contains("curves")) {
-    const auto& c = j["curves"];
-    if (c.contains("loss")) r.loss_curve = curve_from_json(c["loss"]);
-    if (c.contains("metric")) r.metric_curve = curve_from_json(c["metric"]);
-    if (c.contains("lr")) r.lr_curve = curve_from_json(c["lr"]);
+  o.target = s.number("target");
+  o.target_reached = s.flag("target_reached");
+  o.peak_memory_bytes = s.integer("peak_memory_bytes");
+  o.peak_memory_kind = s.text("peak_memory_kind");
+  o.steps = s.integer("steps");
+  o.epochs = s.number("epochs");
+  o.wall_time_s = s.number("wall_time_s");
+  o.stop_reason = s.text("stop_reason");
+  r.throughput_windows = j.numbers("throughput_windows");
+  const JsonFields c = j.object("curves");
+  r.loss_curve = curve_from_json(c, "loss");
+  r.metric_curve = curve_from_json(c, "metric");
+  r.lr_curve = curve_from_json(c, "lr");
+  for (const auto& [name, p] : j.object("phases").json().items()) {
+    const JsonFields phase(p, "report", where + ": phases." + name);
+    r.phases[name] = {phase.number("total_s"), phase.number("per_step_ms"), phase.number("fraction")};
   }
-  if (j.contains("phases"))
-    for (const auto& [name, p] : j["phases"].items())
-      r.phases[name] = {p.value("total_s", 0.0), p.value("per_step_ms", 0.0), p.value("fraction", 0.0)};
-  r.world_size = j.value("world_size", int64_t{1});
-  if (j.contains("ranks"))
-    for (const auto& rank : j["ranks"])
-      r.ranks.push_back({rank.value("rank", int64_t{0}), rank.value("samples_per_second", 0.0), rank.value("wall_time_s", 0.0)});
+  r.world_size = j.integer("world_size", 1);
+  if (j.has("ranks")) {
+    if (!j.json()["ranks"].is_array()) j.fail("ranks", "an array of per-rank objects");
+    for (const auto& rank : j.json()["ranks"]) {
+      const JsonFields k(rank, "report", where + ": ranks[]");
+      r.ranks.push_back({k.integer("rank"), k.number("samples_per_second"), k.number("wall_time_s")});
+    }
+  }
   return r;
 }
 
@@ -162,12 +163,7 @@ void write_report(const std::string& path, const RunReport& report) {
 }
 
 RunReport read_report(const std::string& path) {
-  const nlohmann::json j = read_json_file(path, "report");
-  try {
-    return report_from_json(j);
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError("report", "'" + path + "' is malformed: " + e.what());
-  }
+  return report_from_json(read_json_file(path, "report"), "'" + path + "'");
 }
 
 }  // namespace dyno

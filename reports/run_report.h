@@ -90,7 +90,8 @@ struct RunReport {
 
 nlohmann::json to_json(const RunReport& report);
 // Throws UserError naming the file's problem (unknown major version, missing field).
-RunReport report_from_json(const nlohmann::json& json);
+// `where` names the report in errors ("'run.json'").
+RunReport report_from_json(const nlohmann::json& json, const std::string& where = "run report");
 void write_report(const std::string& path, const RunReport& report);
 RunReport read_report(const std::string& path);
 // Parses "MAJOR.MINOR"; throws UserError for an unknown major.

@@ -56,12 +56,15 @@ double number_field(const nlohmann::json& line, const char* field, const std::st
 }  // namespace
 
 ProgramReport read_program_report(const std::string& path, double seen_s, const ProgramReport* previous) {
-  ProgramReport report;
   std::ifstream in(path, std::ios::binary);
-  if (!in) return report;
+  if (!in) return {};
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  return parse_program_report(buffer.str(), path, seen_s, previous);
+}
+
+ProgramReport parse_program_report(const std::string& text, const std::string& path, double seen_s, const ProgramReport* previous) {
+  ProgramReport report;
   size_t start = 0, number = 0;
   while (start < text.size()) {
     const size_t newline = text.find('\n', start);

@@ -49,5 +49,7 @@ struct ProgramReport {
 // read for the first time; `previous` (the last read of the same file) keeps their stamps.
 // Throws UserError("report", "<path> line N: ...") for a line that breaks the protocol.
 ProgramReport read_program_report(const std::string& path, double seen_s = 0, const ProgramReport* previous = nullptr);
+// The same for the report's text; `path` only names it in errors.
+ProgramReport parse_program_report(const std::string& text, const std::string& path, double seen_s = 0, const ProgramReport* previous = nullptr);
 
 }  // namespace dyno

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "reports/knob.h"
+#include "reports/json_fields.h"
 #include "reports/user_error.h"
 #include "tuner/convergence_guard.h"
 
@@ -129,11 +130,17 @@ SearchSpace SearchSpace::from_json(const nlohmann::json& json) {
     if (spec.is_array()) {
       values.assign(spec.begin(), spec.end());
     } else if (spec.is_object() && spec.contains("min") && spec.contains("max")) {
-      if (!spec["min"].is_number() || !spec["max"].is_number())
-        throw UserError("space", "axis " + name + ": min and max must be numbers, got " + spec.dump());
-      const bool geometric = spec.contains("factor");
-      const double step = geometric ? spec["factor"].get<double>() : spec.value("step", 1.0);
-      values = expand_range(knob, spec["min"], spec["max"], step, geometric);
+      const JsonFields range(spec, "space", "axis " + name);
+      for (const auto& [field, value] : spec.items())
+        if (field != "min" && field != "max" && field != "step" && field != "factor")
+          throw UserError("space", "axis " + name + ": unknown field '" + field + "' in a range (valid: min, max, step or factor)");
+      if (range.has("step") && range.has("factor")) throw UserError("space", "axis " + name + ": a range takes \"step\" or \"factor\", not both");
+      const bool geometric = range.has("factor");
+      auto bound = [&](const char* field) {
+        range.required(field);
+        return range.number(field);
+      };
+      values = expand_range(knob, bound("min"), bound("max"), geometric ? range.number("factor") : range.number("step", 1.0), geometric);
     } else {
       throw UserError("space", "axis " + name + ": " + spec.dump() + " is neither a list of values nor {\"min\", \"max\", ...}");
     }
@@ -282,7 +289,11 @@ const Axis* SearchSpace::find(const std::string& knob) const {
 
 int64_t SearchSpace::grid_size() const {
   int64_t n = 1;
-  for (const auto& axis : axes_) n *= static_cast<int64_t>(axis.values.size());
+  for (const auto& axis : axes_) {
+    const auto size = static_cast<int64_t>(axis.values.size());
+    if (size > 0 && n > INT64_MAX / size) return INT64_MAX;  // a grid no strategy can enumerate
+    n *= size;
+  }
   return n;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "reports/json_fields.h"
 #include "reports/statistics.h"
 #include "tuner/search_space.h"
 #include "tuner/trial_executor.h"
@@ -52,34 +53,32 @@ nlohmann::json to_json(const Trial& t) {
           {"report_path", t.report_path}};
 }
 
-Trial trial_from_json(const nlohmann::json& j) {
-  auto number = [&](const char* key) {
-    return j.contains(key) && j[key].is_number() ? j[key].get<double>() : std::nan("");
-  };
+Trial trial_from_json(const nlohmann::json& json, const std::string& where) {
+  const JsonFields j(json, "journal", where);
+  auto number = [&](const char* key) { return j.has(key) && json[key].is_number() ? json[key].get<double>() : std::nan(""); };
   Trial t;
-  t.id = j.at("id").get<int64_t>();
-  t.key = j.at("key").get<std::string>();
-  t.point = j.at("point");
-  t.stage = j.value("stage", "");
-  t.budget_level = j.value("budget_level", int64_t{1});
-  t.outcome = j.at("outcome").get<std::string>();
-  t.reason = j.value("reason", "");
+  t.id = j.required_integer("id");
+  t.key = j.required_text("key");
+  t.point = j.required("point");
+  if (!t.point.is_object()) j.fail("point", "an object of knob values");
+  t.stage = j.text("stage");
+  t.budget_level = j.integer("budget_level", 1);
+  t.outcome = j.required_text("outcome");
+  t.reason = j.text("reason");
   t.samples_per_second = number("samples_per_second");
   t.ci_low = number("ci_low");
   t.ci_high = number("ci_high");
   t.objective = number("objective");
-  t.peak_memory_bytes = j.value("peak_memory_bytes", int64_t{0});
-  if (j.contains("time_to_target_s") && j["time_to_target_s"].is_number()) t.time_to_target_s = j["time_to_target_s"].get<double>();
-  if (j.contains("losses"))
-    for (const auto& l : j["losses"]) t.losses.push_back(l.is_number() ? l.get<double>() : std::nan(""));
-  if (j.contains("windows"))
-    for (const auto& w : j["windows"])
-      if (w.is_number()) t.windows.push_back(w.get<double>());
-  t.pooled_with = j.value("pooled_with", int64_t{0});
-  t.outpaced_by = j.value("outpaced_by", int64_t{0});
-  t.guard_pending = j.value("guard_pending", false);
-  t.wall_time_s = j.value("wall_time_s", 0.0);
-  t.report_path = j.value("report_path", "");
+  t.peak_memory_bytes = j.integer("peak_memory_bytes");
+  if (j.has("time_to_target_s")) t.time_to_target_s = j.number("time_to_target_s");
+  t.losses = j.numbers("losses");
+  for (double w : j.numbers("windows"))
+    if (!std::isnan(w)) t.windows.push_back(w);
+  t.pooled_with = j.integer("pooled_with");
+  t.outpaced_by = j.integer("outpaced_by");
+  t.guard_pending = j.flag("guard_pending");
+  t.wall_time_s = j.number("wall_time_s");
+  t.report_path = j.text("report_path");
   return t;
 }
 

@@ -50,7 +50,8 @@ struct Trial {
 };
 
 nlohmann::json to_json(const Trial& trial);
-Trial trial_from_json(const nlohmann::json& json);
+// `where` names the object in errors (a journal's file and line).
+Trial trial_from_json(const nlohmann::json& json, const std::string& where = "trial");
 std::string trial_key(const nlohmann::json& point, int64_t budget_level);
 // Sets the trial's throughput from its windows: their median and the median's 95% interval
 // (all 0 without windows).

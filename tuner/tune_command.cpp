@@ -29,6 +29,7 @@
 #include "suite/engine.h"
 #include "tuner/command_trial_executor.h"
 #include "tuner/process_trial_executor.h"
+#include "tuner/journal.h"
 #include "tuner/program_command.h"
 #include "tuner/search_space.h"
 #include "tuner/strategy.h"
@@ -144,18 +145,11 @@ void open_journal(const std::string& dir, const nlohmann::json& header, bool res
     return;
   }
   if (!resume) throw UserError("tune", "'" + dir + "' already holds a tuning journal; pass --resume to continue it, or choose another --out");
-  std::ifstream in(journal);
-  std::string first;
-  std::getline(in, first);
-  nlohmann::json old;
-  try {
-    old = nlohmann::json::parse(first);
-  } catch (...) {
-    throw UserError("journal", journal + " has no readable header line");
-  }
+  const nlohmann::json old = read_journal(journal).header;
+  if (old.is_null()) throw UserError("journal", journal + " has no header line (the first line of a journal `dyno tune` wrote)");
   for (const char* key : {"strategy", "objective", "seed", "space", "base_config"})
-    if (old[key] != header[key])
-      throw UserError("tune", "--resume: the journal in '" + dir + "' was made with another " + key + " (" + old[key].dump().substr(0, 200) +
+    if (old.value(key, nlohmann::json()) != header[key])
+      throw UserError("tune", "--resume: the journal in '" + dir + "' was made with another " + key + " (" + old.value(key, nlohmann::json()).dump().substr(0, 200) +
                                   "); give the same options as the first run, or choose another --out");
 }
 

@@ -7,6 +7,7 @@
 
 #include "reports/atomic_file.h"
 #include "reports/user_error.h"
+#include "tuner/journal.h"
 #include "tuner/strategy.h"
 
 namespace dyno {
@@ -17,23 +18,7 @@ Tuner::Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& execu
 }
 
 void Tuner::load_journal() {
-  std::ifstream in(options_.journal_path);
-  if (!in) return;
-  std::string line;
-  int64_t line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (line.empty()) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
-      // Only the last line can be torn (a kill mid-write): it was not a finished trial.
-      if (in.peek() == EOF) break;
-      throw UserError("journal", options_.journal_path + ":" + std::to_string(line_number) + " is not JSON; the journal is damaged");
-    }
-    if (j.value("kind", "") != "trial") continue;
-    Trial t = trial_from_json(j["trial"]);
+  for (auto& t : read_journal(options_.journal_path).trials) {
     by_key_[t.key] = trials_.size();
     trials_.push_back(std::move(t));
   }

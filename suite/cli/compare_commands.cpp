@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "reports/atomic_file.h"
+#include "reports/check_baseline.h"
 #include "reports/child_process.h"
 #include "reports/comparison.h"
 #include "reports/figure_set.h"
@@ -142,14 +143,6 @@ MachineFingerprint this_machine(const nlohmann::json& config) {
   return MachineFingerprint::of(to_json(report)["environment"]);
 }
 
-nlohmann::json read_baseline(const std::string& path) {
-  const nlohmann::json baseline = read_json_file(path, "check");
-  check_schema_version(baseline, "'" + path + "'");
-  if (baseline.value("kind", "") != "baseline" || !baseline.contains("config"))
-    throw UserError("check", "'" + path + "' is not a dyno baseline (make one with dyno check --record FILE)");
-  return baseline;
-}
-
 // --baseline DIR: the baselines kept side by side, one per fingerprint; the one recorded under
 // this machine's fingerprint, or (none matching) the first, whose differences are then reported.
 std::string choose_baseline(const std::string& dir) {
@@ -158,9 +151,9 @@ std::string choose_baseline(const std::string& dir) {
     if (entry.path().extension() == ".json") files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
   if (files.empty()) throw UserError("check", "--baseline: '" + dir + "' holds no .json baselines; record one with dyno check --record " + dir);
-  const MachineFingerprint here = this_machine(read_baseline(files.front())["config"]);
+  const MachineFingerprint here = this_machine(read_check_baseline(files.front()).config);
   for (const auto& f : files)
-    if (MachineFingerprint::of(read_baseline(f).value("environment", nlohmann::json::object())).differences(here).empty()) return f;
+    if (MachineFingerprint::of(read_check_baseline(f).environment).differences(here).empty()) return f;
   return files.front();
 }
 
@@ -220,11 +213,11 @@ int run_check(const CheckArgs& a) {
   }
   if (a.baseline.empty()) throw UserError("check", "--baseline FILE is required (or --record FILE to make one)");
   const std::string baseline_path = std::filesystem::is_directory(a.baseline) ? choose_baseline(a.baseline) : a.baseline;
-  const nlohmann::json baseline = read_baseline(baseline_path);
-  if (a.against.empty() && baseline.contains("figure") && baseline["figure"] != kRunFigure)
-    throw UserError("check", "'" + baseline_path + "' holds per-run figures of kind " + baseline["figure"].dump() + ", this dyno measures " + kRunFigure +
+  const CheckBaseline baseline = read_check_baseline(baseline_path);
+  if (a.against.empty() && !baseline.figure.empty() && baseline.figure != kRunFigure)
+    throw UserError("check", "'" + baseline_path + "' holds per-run figures of kind \"" + baseline.figure + "\", this dyno measures " + kRunFigure +
                                  "; re-record it with dyno check --record, or use --against");
-  const nlohmann::json base_config = with_settings(baseline["config"], a.settings);
+  const nlohmann::json base_config = with_settings(baseline.config, a.settings);
   const nlohmann::json cand_config = with_settings(base_config, a.candidate_settings);
   CompareOptions o;
   o.threshold = parse_fraction(a.threshold, "check", "--threshold");
@@ -233,7 +226,7 @@ int run_check(const CheckArgs& a) {
   if (a.against.empty()) {
     // A stored figure is comparable only on the machine and stack that recorded it.
     const MachineFingerprint here = this_machine(base_config);
-    const auto differences = MachineFingerprint::of(baseline.value("environment", nlohmann::json::object())).differences(here);
+    const auto differences = MachineFingerprint::of(baseline.environment).differences(here);
     if (!differences.empty()) {
       ::rmdir(work.c_str());
       return report_not_comparable(a, baseline_path, here, differences);
@@ -244,7 +237,7 @@ int run_check(const CheckArgs& a) {
   std::vector<double> base_runs, cand_runs;
   int index = 0;
   if (a.against.empty())
-    for (const auto& v : baseline.at("runs")) base_runs.push_back(v.get<double>());
+    base_runs = baseline.runs;
   auto measure_candidates = [&](int n) {
     for (int i = 0; i < n; ++i) cand_runs.push_back(measure_once(self, cand_config, work, index++));
   };

@@ -51,7 +51,7 @@ TEST(PerfHistory, ABadLineIsNamedAndATornLastLineIgnored) {
   write_file_atomically(path, R"({"revision": "a", "metric": "m", "value": 1, "low": 1, "high": 1})" "\n" R"({"revision": "b")");
   EXPECT_EQ(read_history(path).size(), 1u);
   write_file_atomically(path, R"({"revision": "a", "metric": "m", "value": "fast", "low": 1, "high": 1})" "\n");
-  EXPECT_EQ(testing::error_of([&] { read_history(path); }), "[history] " + path + " line 1: value, low and high must be numbers");
+  EXPECT_EQ(testing::error_of([&] { read_history(path); }), "[history] " + path + " line 1: field 'value' is \"fast\"; expected a number");
   EXPECT_EQ(testing::error_of([] { history_entry_from_check({{"kind", "baseline"}}, "r", ""); }),
             "[history] expected the result of `dyno check --out FILE` (kind check, with runs); got kind 'baseline'");
   std::remove(path.c_str());

@@ -52,6 +52,30 @@ TEST(SearchSpace, ErrorsNameTheAxisAndTheValue) {
   EXPECT_EQ(error_of([&] { s.override_axis("batch_size=1:8:*2"); }), "[space] axis batch_size: range '1:8:*2' is not lo:hi:xFACTOR or lo:hi:+STEP");
 }
 
+TEST(SearchSpace, ARangeFieldOfTheWrongTypeNamesTheAxisAndTheValue) {
+  EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"threads": {"min": 1, "max": 2, "step": "x"}}})")); }),
+            "[space] axis threads: field 'step' is \"x\"; expected a number");
+  EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"lr": {"min": 0.1, "max": 1, "factor": [2]}}})")); }),
+            "[space] axis lr: field 'factor' is [2]; expected a number");
+  EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"threads": {"min": 1, "max": 2, "stride": 1}}})")); }),
+            "[space] axis threads: unknown field 'stride' in a range (valid: min, max, step or factor)");
+}
+
+TEST(SearchSpace, CommandLineTextMustBeUtf8AndFinite) {
+  SearchSpace s = SearchSpace::default_for("cpu", true, 2);
+  EXPECT_EQ(error_of([&] { s.override_axis("amp=off,b\xff"); }), "[space] axis amp: value 'b\xff' is not one of off, fp16, bf16");
+  EXPECT_EQ(error_of([&] { s.override_axis("lr=0.1,nan"); }), "[space] axis lr: value 'nan' is not a number in [0, 100]");
+}
+
+TEST(SearchSpace, AGridTooLargeToCountSaturates) {
+  nlohmann::json axes = nlohmann::json::object(), knobs = nlohmann::json::object();
+  for (int i = 0; i < 70; ++i) {
+    axes["k" + std::to_string(i)] = {false, true};
+    knobs["k" + std::to_string(i)] = {{"type", "bool"}};
+  }
+  EXPECT_EQ(SearchSpace::from_json({{"axes", axes}, {"knobs", knobs}}).grid_size(), INT64_MAX);
+}
+
 TEST(SearchSpace, DefaultSpacesPerDevice) {
   auto cpu = SearchSpace::default_for("cpu", true, 2);
   EXPECT_EQ(cpu.find("amp")->values, (std::vector<nlohmann::json>{"off", "bf16"}));

@@ -1,0 +1,36 @@
+#include "reports/check_baseline.h"
+
+#include <cmath>
+
+#include "reports/atomic_file.h"
+#include "reports/json_fields.h"
+#include "reports/run_config.h"
+#include "reports/run_report.h"
+#include "reports/user_error.h"
+
+namespace dyno {
+
+CheckBaseline read_check_baseline(const std::string& path) { return check_baseline_from_json(read_json_file(path, "check"), path); }
+
+CheckBaseline check_baseline_from_json(const nlohmann::json& json, const std::string& path) {
+  const std::string where = "'" + path + "'";
+  check_schema_version(json, where);
+  const JsonFields j(json, "check", where);
+  if (j.text("kind") != "baseline" || !j.has("config"))
+    throw UserError("check", where + " is not a dyno baseline (make one with dyno check --record FILE)");
+  CheckBaseline b;
+  b.config = j.required("config");
+  config_from_json(b.config);  // a baseline whose config this dyno cannot run is refused here, naming the knob
+  b.figure = j.text("figure");
+  const auto& runs = j.required("runs");
+  if (!runs.is_array() || runs.empty()) j.fail("runs", "a non-empty array of samples/s figures, one per measurement process");
+  for (const auto& r : runs) {
+    if (!r.is_number() || !(r.get<double>() > 0) || !std::isfinite(r.get<double>()))
+      j.fail("runs", "an array of positive finite samples/s figures");
+    b.runs.push_back(r.get<double>());
+  }
+  b.environment = j.object("environment").json();
+  return b;
+}
+
+}  // namespace dyno

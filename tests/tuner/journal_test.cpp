@@ -1,0 +1,48 @@
+#include "tuner/journal.h"
+
+#include <gtest/gtest.h>
+
+#include "user_error_matcher.h"
+
+namespace dyno {
+namespace {
+
+using testing::error_of;
+
+std::string trial_line(int id) {
+  Trial t;
+  t.id = id;
+  t.point = {{"batch_size", 32 * id}};
+  t.key = trial_key(t.point, 1);
+  t.samples_per_second = 1000;
+  return nlohmann::json{{"kind", "trial"}, {"trial", to_json(t)}}.dump();
+}
+
+const std::string kHeader = R"({"kind": "header", "strategy": "grid"})";
+
+TEST(Journal, ReadsTheHeaderAndEveryFinishedTrial) {
+  const Journal j = parse_journal(kHeader + "\n" + trial_line(1) + "\n" + trial_line(2) + "\n", "journal.jsonl");
+  EXPECT_EQ(j.header["strategy"], "grid");
+  ASSERT_EQ(j.trials.size(), 2u);
+  EXPECT_EQ(j.trials[1].point["batch_size"], 64);
+}
+
+TEST(Journal, ATornLastLineWasNotAFinishedTrial) {
+  const std::string line = trial_line(2);
+  const Journal j = parse_journal(kHeader + "\n" + trial_line(1) + "\n" + line.substr(0, line.size() / 2), "journal.jsonl");
+  EXPECT_EQ(j.trials.size(), 1u);
+}
+
+TEST(Journal, ADamagedLineElsewhereIsAnErrorNamingFileAndLine) {
+  EXPECT_EQ(error_of([] { parse_journal(kHeader + "\n{\"kind\": \"tri\n" + trial_line(2) + "\n", "j.jsonl"); }),
+            "[journal] j.jsonl line 2 is not JSON; the journal is damaged");
+  EXPECT_EQ(error_of([] { parse_journal(kHeader + "\n[1, 2]\n", "j.jsonl"); }),
+            "[journal] j.jsonl line 2: expected an object with \"kind\": \"header\" or \"trial\"; got [1, 2]");
+  EXPECT_EQ(error_of([] { parse_journal(kHeader + "\n" + R"({"kind": "trial", "trial": {"id": "one", "key": "k", "point": {}, "outcome": "ok"}})" + "\n", "j.jsonl"); }),
+            "[journal] j.jsonl line 2: field 'id' is \"one\"; expected an integer");
+  EXPECT_EQ(error_of([] { parse_journal(kHeader + "\n" + kHeader + "\n", "j.jsonl"); }),
+            "[journal] j.jsonl line 2: a header line after the first line; the journal is damaged");
+}
+
+}  // namespace
+}  // namespace dyno

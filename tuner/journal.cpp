@@ -1,0 +1,52 @@
+#include "tuner/journal.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "reports/user_error.h"
+
+namespace dyno {
+
+Journal read_journal(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_journal(buffer.str(), path);
+}
+
+Journal parse_journal(const std::string& text, const std::string& path) {
+  Journal journal;
+  size_t start = 0, number = 0;
+  while (start < text.size()) {
+    size_t newline = text.find('\n', start);
+    const bool last = newline == std::string::npos;
+    if (last) newline = text.size();
+    const std::string line = text.substr(start, newline - start);
+    start = newline + 1;
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + " line " + std::to_string(number);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      if (last) break;  // torn by a kill mid-write: not a finished trial
+      throw UserError("journal", where + " is not JSON; the journal is damaged");
+    }
+    const std::string kind = j.is_object() && j.contains("kind") && j["kind"].is_string() ? j["kind"].get<std::string>() : "";
+    if (kind == "header") {
+      if (!journal.header.is_null() || !journal.trials.empty())
+        throw UserError("journal", where + ": a header line after the first line; the journal is damaged");
+      journal.header = j;
+    } else if (kind == "trial") {
+      if (!j.contains("trial")) throw UserError("journal", where + ": a trial line without \"trial\"");
+      journal.trials.push_back(trial_from_json(j["trial"], where));
+    } else {
+      throw UserError("journal", where + ": expected an object with \"kind\": \"header\" or \"trial\"; got " + line.substr(0, 200));
+    }
+  }
+  return journal;
+}
+
+}  // namespace dyno

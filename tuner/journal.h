@@ -1,0 +1,28 @@
+// Journal: a tuning run's record in journal.jsonl, one JSON object per line, each flushed to disk
+// as it is written: the header ({"kind": "header", ...}: what the run was, so that --resume can
+// refuse a mismatched one; written by `dyno tune`, absent when a Tuner is used on its own), then
+// {"kind": "trial", "trial": {...}} for every finished trial.
+// A kill can tear only the last line, which is then not a finished trial and is ignored; any other
+// line that cannot be read is an error naming the file and the line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tuner/trial.h"
+
+namespace dyno {
+
+struct Journal {
+  nlohmann::json header = nullptr;  // null: no header line
+  std::vector<Trial> trials;
+};
+
+// A missing file is an empty journal.
+Journal read_journal(const std::string& path);
+// The same for a journal's text; `path` only names it in errors.
+Journal parse_journal(const std::string& text, const std::string& path);
+
+}  // namespace dyno
