@@ -1,8 +1,10 @@
 #include "suite/process_settings.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <fstream>
@@ -27,6 +29,34 @@ constexpr const char* kPreloadedMarker = "DYNO_HOST_ALLOCATOR_PRELOADED";
 bool tcmalloc_loaded() { return dlsym(RTLD_DEFAULT, "tc_malloc") != nullptr; }
 
 }  // namespace
+
+int64_t usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max<int64_t>(1, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+ThreadChoice choose_threads(int64_t configured, int64_t local_ranks, int64_t cores, const char* omp_num_threads) {
+  ThreadChoice choice;
+  local_ranks = std::max<int64_t>(local_ranks, 1);
+  if (configured > 0) {
+    choice.threads = configured;
+  } else if (omp_num_threads && *omp_num_threads) {
+    char* end = nullptr;
+    const long v = std::strtol(omp_num_threads, &end, 10);
+    if (*end == '\0' && v > 0) choice.threads = v;  // OpenMP reads it too; a bad value leaves LibTorch's default
+    if (choice.threads == 0) return choice;
+  } else if (local_ranks > 1) {
+    choice.threads = std::max<int64_t>(1, cores / local_ranks);
+  }
+  if (choice.threads * local_ranks > cores)
+    choice.warning = std::to_string(choice.threads) + " threads x " + std::to_string(local_ranks) + " rank" + (local_ranks > 1 ? "s" : "") +
+                     " on this machine = " + std::to_string(choice.threads * local_ranks) + " threads on " + std::to_string(cores) +
+                     " cores: the threads oversubscribe the cores and wait for each other" +
+                     (local_ranks > 1 ? " (leave threads=0 to divide the cores among the ranks)" : "");
+  return choice;
+}
 
 void load_host_allocator(const std::string& mode) {
   if (mode != "tcmalloc" || tcmalloc_loaded()) return;

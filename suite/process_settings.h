@@ -2,6 +2,7 @@
 // LibTorch's CPU tensors, and whether CPU math flushes subnormal floats to zero.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace dyno {
@@ -21,6 +22,19 @@ void apply_host_allocator(const std::string& mode);
 // does not return. Other modes: nothing. Throws UserError naming the Debian package when the
 // re-executed program still does not have it (the library is not installed).
 void load_host_allocator(const std::string& mode);
+
+// How many intra-op threads a process runs with when it shares the machine's `cores` with
+// `local_ranks` - 1 other ranks: `configured` (the threads knob) when > 0; else OMP_NUM_THREADS
+// when the launcher or the user set it (`omp_num_threads`, null when unset); else the cores
+// divided among the local ranks (at least 1), as torchrun does. 0 = LibTorch's own default (one
+// process alone, nothing set). `warning` is set when the choice oversubscribes the cores.
+struct ThreadChoice {
+  int64_t threads = 0;
+  std::string warning;
+};
+ThreadChoice choose_threads(int64_t configured, int64_t local_ranks, int64_t cores, const char* omp_num_threads);
+// The CPUs this process may run on (its affinity mask: a container's or taskset's share).
+int64_t usable_cores();
 
 // Turns FTZ/DAZ on (torch.set_flush_denormal(True)) for the whole process: call it before the
 // process's first parallel op (the intra-op threads inherit it when they start). It stays on.

@@ -143,7 +143,11 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
       device_(backend_->device()),
       stopping_(stopping_parameters(config, workload, distributed_env ? distributed_env->world_size : 1)) {
   apply_host_allocator(config_.host_allocator);
-  if (config_.threads > 0) torch::set_num_threads(static_cast<int>(config_.threads));
+  const ThreadChoice threads = choose_threads(config_.threads, distributed_env ? distributed_env->local_world_size : 1, usable_cores(),
+                                             std::getenv("OMP_NUM_THREADS"));
+  if (threads.threads > 0) torch::set_num_threads(static_cast<int>(threads.threads));
+  if (!threads.warning.empty() && (!distributed_env || distributed_env->local_rank == 0))
+    std::fprintf(stderr, "[train] warning: %s\n", threads.warning.c_str());
   if (config_.flush_denormal) apply_flush_denormal();
   backend_->apply_flags(config_);
   torch::manual_seed(config_.seed);
@@ -308,8 +312,12 @@ void TrainingRun::step() {
     {
       NvtxRange r("backward");
       (use_scaler ? scaler_.scale_loss(loss) : loss).backward();
-      if (synchronise) distributed_->after_backward(parameters_);
       phases.mark("backward");
+    }
+    if (synchronise && !config_.ddp.overlap) {  // overlapped, the all-reduce runs inside backward
+      NvtxRange r("all_reduce");
+      distributed_->after_backward(parameters_);
+      phases.mark("all_reduce");
     }
     loss_sum_ += loss.detach().to(torch::kFloat) * static_cast<double>(config_.grad_accum_steps);
     ++loss_count_;

@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -20,6 +22,7 @@
 
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
+#include "suite/process_settings.h"
 
 namespace dyno {
 namespace {
@@ -74,6 +77,10 @@ int run_launch(const LaunchArgs& a) {
   action.sa_handler = remember_signal;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // Each rank's intra-op threads: the cores divided among the ranks, unless the user chose (as
+  // torchrun does; dyno train's threads knob still comes first).
+  std::string omp_threads;
+  if (!std::getenv("OMP_NUM_THREADS")) omp_threads = std::to_string(std::max<int64_t>(1, usable_cores() / a.nproc));
   const pid_t parent = ::getpid();
   std::vector<pid_t> ranks;
   for (int r = 0; r < a.nproc; ++r) {
@@ -88,13 +95,15 @@ int run_launch(const LaunchArgs& a) {
       ::setenv("LOCAL_WORLD_SIZE", std::to_string(a.nproc).c_str(), 1);
       ::setenv("MASTER_ADDR", a.master_addr.c_str(), 1);
       ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      if (!omp_threads.empty()) ::setenv("OMP_NUM_THREADS", omp_threads.c_str(), 1);
       ::execvp(argv[0], argv.data());
       std::fprintf(stderr, "dyno launch: cannot execute %s: %s\n", argv[0], std::strerror(errno));
       ::_exit(127);
     }
     ranks.push_back(pid);
   }
-  std::fprintf(stderr, "[launch] %d ranks on %s:%d\n", a.nproc, a.master_addr.c_str(), port);
+  std::fprintf(stderr, "[launch] %d ranks on %s:%d%s\n", a.nproc, a.master_addr.c_str(), port,
+               omp_threads.empty() ? "" : (", OMP_NUM_THREADS=" + omp_threads + " each (" + std::to_string(usable_cores()) + " cores)").c_str());
 
   int result = 0;
   int failed_rank = -1;

@@ -49,6 +49,7 @@ std::optional<DistributedEnv> distributed_env_from_environment() {
   e.world_size = env_int("WORLD_SIZE", 1, 1 << 20);
   e.rank = env_int("RANK", 0, e.world_size - 1);
   e.local_rank = env("LOCAL_RANK") ? env_int("LOCAL_RANK", 0, 1 << 20) : e.rank;
+  e.local_world_size = env("LOCAL_WORLD_SIZE") ? env_int("LOCAL_WORLD_SIZE", 1, e.world_size) : e.world_size;
   if (e.world_size == 1) return e;
   auto addr = env("MASTER_ADDR");
   if (!addr) throw UserError("ddp", "MASTER_ADDR is not set (the address of rank 0's store, e.g. 127.0.0.1)");
@@ -184,7 +185,6 @@ void DistributedContext::before_backward() {
 }
 
 void DistributedContext::after_backward(const std::vector<torch::Tensor>& parameters) {
-  if (config_.ddp.overlap) return;
   std::vector<at::Tensor> grads;
   for (const auto& p : parameters)
     if (p.grad().defined()) grads.push_back(p.grad().reshape({-1}));

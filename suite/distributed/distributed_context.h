@@ -33,6 +33,7 @@ struct DistributedEnv {
   int64_t rank = 0;
   int64_t world_size = 1;
   int64_t local_rank = 0;
+  int64_t local_world_size = 1;  // ranks on this machine: LOCAL_WORLD_SIZE, else all of them
   std::string master_addr;
   int64_t master_port = 0;
   bool agent_store = false;  // torchrun's elastic agent hosts the store

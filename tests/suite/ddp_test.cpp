@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "reports/atomic_file.h"
+#include "suite/process_settings.h"
 #include "test_support.h"
 #include "workloads/workload.h"
 
@@ -76,6 +77,21 @@ TEST(Ddp, BucketSizeAndBucketViewsDoNotChangeResultsAndHooksStayClose) {
   EXPECT_LT(max_difference(reference, run("fp16", "--set ddp.comm_hook=fp16")), 1e-3);
   EXPECT_LT(max_difference(reference, run("bf16", "--set ddp.comm_hook=bf16")), 1e-3);
   testing::remove_tree(dir);
+}
+
+TEST(Ddp, RanksOnOneMachineDivideItsCoresAndWarnWhenTheyOversubscribe) {
+  const auto dir = testing::fresh_dir("ddp_threads");
+  const std::string common = "-w fashion-mlp --no-progress --set size=tiny --set max_steps=4 --set warmup_steps=1 --set final_eval=false "
+                             "--set stop_at_target=false";
+  auto r = testing::run_dyno("launch --nproc 2 -- dyno train " + common + " --out " + (dir / "divided.json").string(), "env -u OMP_NUM_THREADS");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const int64_t cores = usable_cores();
+  EXPECT_EQ(read_json_file((dir / "divided.json").string(), "t")["environment"]["threads"], std::max<int64_t>(1, cores / 2));
+  EXPECT_EQ(r.output.find("oversubscribe"), std::string::npos) << r.output;
+  r = testing::run_dyno("launch --nproc 2 -- dyno train " + common + " --set threads=" + std::to_string(cores) + " --out " +
+                        (dir / "over.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[train] warning: " + std::to_string(cores) + " threads x 2 ranks on this machine"), std::string::npos) << r.output;
 }
 
 TEST(Ddp, ARankThatDiesEndsTheJobWithNoProcessLeft) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -91,6 +92,38 @@ TEST(ProcessSettings, FlushDenormalAfterThePoolStartedIsAnError) {
         std::exit(0);
       },
       testing::ExitedWithCode(3), "flush_denormal: true reached only some threads");
+}
+
+TEST(ThreadChoice, RanksSharingAMachineDivideItsCores) {
+  EXPECT_EQ(choose_threads(0, 2, 2, nullptr).threads, 1);
+  EXPECT_EQ(choose_threads(0, 4, 16, nullptr).threads, 4);
+  EXPECT_EQ(choose_threads(0, 3, 2, nullptr).threads, 1);  // at least one each
+  EXPECT_NE(choose_threads(0, 3, 2, nullptr).warning, "");
+  EXPECT_EQ(choose_threads(0, 2, 2, nullptr).warning, "");
+}
+
+TEST(ThreadChoice, OneProcessKeepsLibTorchsDefault) {
+  EXPECT_EQ(choose_threads(0, 1, 16, nullptr).threads, 0);
+  EXPECT_EQ(choose_threads(0, 1, 16, nullptr).warning, "");
+}
+
+TEST(ThreadChoice, TheKnobThenOmpNumThreadsComeFirst) {
+  EXPECT_EQ(choose_threads(3, 2, 16, "5").threads, 3);
+  EXPECT_EQ(choose_threads(0, 2, 16, "5").threads, 5);
+  EXPECT_EQ(choose_threads(0, 2, 16, "five").threads, 0);  // OpenMP ignores it too
+}
+
+TEST(ThreadChoice, OversubscribingTheCoresWarnsWithTheArithmetic) {
+  EXPECT_EQ(choose_threads(2, 2, 2, nullptr).warning,
+            "2 threads x 2 ranks on this machine = 4 threads on 2 cores: the threads oversubscribe the cores and wait for each other "
+            "(leave threads=0 to divide the cores among the ranks)");
+  EXPECT_EQ(choose_threads(0, 2, 2, "2").threads, 2);
+  EXPECT_NE(choose_threads(0, 2, 2, "2").warning, "");
+}
+
+TEST(ThreadChoice, UsableCoresIsTheAffinityMask) {
+  EXPECT_GE(usable_cores(), 1);
+  EXPECT_LE(usable_cores(), static_cast<int64_t>(std::thread::hardware_concurrency()));
 }
 
 }  // namespace
