@@ -1,6 +1,13 @@
 #include "suite/distributed/distributed_context.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -22,6 +29,35 @@ std::optional<std::string> env(const char* name) {
   const char* v = std::getenv(name);
   if (!v || !*v) return std::nullopt;
   return std::string(v);
+}
+
+bool loopback_address(const std::string& addr) { return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1"; }
+
+// The socket rank 0's store listens on, bound to MASTER_ADDR only (TCPStore on its own listens on
+// every interface): a job on 127.0.0.1 cannot be reached from another machine. Returns the fd;
+// throws UserError naming the address when it cannot be bound.
+int listen_on(const std::string& addr, int64_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(addr.c_str(), std::to_string(port).c_str(), &hints, &found);
+  if (rc != 0) throw UserError("ddp", "MASTER_ADDR '" + addr + "' does not resolve: " + gai_strerror(rc));
+  std::string error = "no address";
+  for (addrinfo* a = found; a; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    const int on = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 2048) == 0) {
+      ::freeaddrinfo(found);
+      return fd;
+    }
+    error = std::strerror(errno);
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  throw UserError("ddp", "rank 0 cannot serve the store on " + addr + ":" + std::to_string(port) + " (is MASTER_PORT busy, and is MASTER_ADDR an address of this machine?): " + error);
 }
 
 int64_t env_int(const char* name, int64_t lo, int64_t hi) {
@@ -79,6 +115,11 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
   options.numWorkers = static_cast<size_t>(e.world_size);
   options.waitWorkers = false;
   options.timeout = timeout;
+  if (options.isServer) {
+    options.masterListenFd = listen_on(e.master_addr, e.master_port);
+    if (!loopback_address(e.master_addr))
+      std::fprintf(stderr, "[ddp] rank 0 serves the store on %s (reachable from other machines on that address)\n", where.c_str());
+  }
   try {
     c10::intrusive_ptr<c10d::Store> tcp = c10::make_intrusive<c10d::TCPStore>(e.master_addr, options);
     if (e.agent_store)
@@ -118,8 +159,7 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
   } else {
     auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
     // Loopback jobs bind Gloo to loopback; others to this host's address (as torch's default device).
-    const bool loopback = e.master_addr == "localhost" || e.master_addr.rfind("127.", 0) == 0 || e.master_addr == "::1";
-    gloo_options->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+    gloo_options->devices.push_back(loopback_address(e.master_addr) ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
                                              : c10d::ProcessGroupGloo::createDefaultDevice());
     auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, static_cast<int>(e.rank), static_cast<int>(e.world_size), gloo_options);
     group_->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, backend);

@@ -1,8 +1,13 @@
 // Data parallelism with real processes on loopback (Gloo through c10d), launched the way users
 // launch it: `dyno launch`, torchrun, or the environment variables set by hand.
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -114,6 +119,68 @@ TEST(Ddp, AHungRankFailsTheOthersWithinTheTimeout) {
   EXPECT_LT(seconds, 60) << r.output;
   EXPECT_NE(std::system(("pgrep -f '[d]yno train.*" + (dir / "r.json").string() + "' > /dev/null").c_str()), 0) << "a rank outlived the job";
   testing::remove_tree(dir);
+}
+
+int free_port() {
+  int fd = -1;
+  const int port = busy_port(fd);
+  ::close(fd);
+  return port;
+}
+
+// The IPv4 addresses (dotted) listening on `port`, from /proc/net/tcp (addresses in hex, host order).
+std::vector<std::string> listening_addresses(int port) {
+  std::vector<std::string> found;
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (state != "0A" || std::stoi(local.substr(local.find(':') + 1), nullptr, 16) != port) continue;
+    in_addr a{};
+    a.s_addr = static_cast<in_addr_t>(std::stoul(local.substr(0, local.find(':')), nullptr, 16));
+    found.push_back(::inet_ntoa(a));
+  }
+  return found;
+}
+
+// Rank 0 of a two-rank job started alone serves its store until the join times out; meanwhile,
+// the addresses its store listens on.
+std::vector<std::string> store_addresses(const std::string& master_addr, std::string& output) {
+  const int port = free_port();
+  std::thread rank0([&] {
+    output = testing::run_dyno("train " + kCommon + " --set ddp.timeout_s=3",
+                               "RANK=0 WORLD_SIZE=2 MASTER_ADDR=" + master_addr + " MASTER_PORT=" + std::to_string(port)).output;
+  });
+  std::vector<std::string> addresses;
+  for (int i = 0; i < 100 && addresses.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    addresses = listening_addresses(port);
+  }
+  rank0.join();
+  return addresses;
+}
+
+TEST(Ddp, TheStoreListensOnMasterAddrOnly) {
+  std::string output;
+  EXPECT_EQ(store_addresses("127.0.0.1", output), std::vector<std::string>{"127.0.0.1"}) << output;
+  EXPECT_EQ(output.find("reachable from other machines"), std::string::npos) << output;
+  // Another address of this machine, as a multi-node job would give: the store listens there, and says so.
+  ifaddrs* interfaces = nullptr;
+  std::string other;
+  if (::getifaddrs(&interfaces) == 0) {
+    for (ifaddrs* i = interfaces; i && other.empty(); i = i->ifa_next)
+      if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET) {
+        const std::string a = ::inet_ntoa(reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr);
+        if (a.rfind("127.", 0) != 0) other = a;
+      }
+    ::freeifaddrs(interfaces);
+  }
+  if (other.empty()) GTEST_SKIP() << "this machine has no address besides loopback";
+  EXPECT_EQ(store_addresses(other, output), std::vector<std::string>{other}) << output;
+  EXPECT_NE(output.find("[ddp] rank 0 serves the store on " + other + ":"), std::string::npos) << output;
 }
 
 TEST(Ddp, RendezvousErrorsNameTheirCause) {
