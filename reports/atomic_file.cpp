@@ -1,6 +1,7 @@
 #include "reports/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +15,13 @@
 namespace dyno {
 namespace {
 
+[[noreturn]] void fail_to_write(const std::string& path, int err) {
+  const std::string message = "cannot write '" + path + "': " + std::strerror(err);
+  if (err == ENOSPC || err == EDQUOT || err == EFBIG)
+    throw OutOfSpace("file", message + " (the disk is full or a size limit was reached; nothing was left half-written)");
+  throw UserError("file", message);
+}
+
 void write_all(int fd, const std::string& content, const std::string& path) {
   const char* data = content.data();
   size_t left = content.size();
@@ -21,30 +29,51 @@ void write_all(int fd, const std::string& content, const std::string& path) {
     ssize_t n = ::write(fd, data, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw UserError("file", "cannot write '" + path + "': " + std::strerror(errno));
+      fail_to_write(path, errno);
     }
     data += n;
     left -= static_cast<size_t>(n);
   }
 }
 
+// A delayed allocation can fail only when the data reaches the disk.
+void sync_or_throw(int fd, const std::string& path) {
+  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) fail_to_write(path, errno);
+}
+
+void create_parent(const std::string& path) {
+  const std::filesystem::path target(path);
+  if (!target.has_parent_path()) return;
+  std::error_code error;
+  std::filesystem::create_directories(target.parent_path(), error);
+  if (error) {
+    if (error.value() == ENOSPC || error.value() == EDQUOT) fail_to_write(target.parent_path().string(), error.value());
+    throw UserError("file", "cannot create the folder '" + target.parent_path().string() + "': " + error.message());
+  }
+}
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& content) {
-  std::filesystem::path target(path);
-  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  create_parent(path);
   std::string temp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw UserError("file", "cannot create '" + temp + "': " + std::strerror(errno));
+  if (fd < 0) {
+    if (errno == ENOSPC || errno == EDQUOT) fail_to_write(temp, errno);
+    throw UserError("file", "cannot create '" + temp + "': " + std::strerror(errno));
+  }
   try {
     write_all(fd, content, temp);
+    sync_or_throw(fd, temp);
+    if (::close(fd) != 0) {
+      fd = -1;
+      fail_to_write(temp, errno);
+    }
   } catch (...) {
-    ::close(fd);
+    if (fd >= 0) ::close(fd);
     ::unlink(temp.c_str());
     throw;
   }
-  ::fsync(fd);
-  ::close(fd);
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(temp.c_str());
@@ -53,17 +82,23 @@ void write_file_atomically(const std::string& path, const std::string& content) 
 }
 
 void append_line_durably(const std::string& path, const std::string& line) {
-  std::filesystem::path target(path);
-  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  create_parent(path);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw UserError("file", "cannot open '" + path + "': " + std::strerror(errno));
+  if (fd < 0) {
+    if (errno == ENOSPC || errno == EDQUOT) fail_to_write(path, errno);
+    throw UserError("file", "cannot open '" + path + "': " + std::strerror(errno));
+  }
+  struct stat before {};
+  ::fstat(fd, &before);
   try {
     write_all(fd, line + "\n", path);
+    sync_or_throw(fd, path);
   } catch (...) {
+    // A part of the line may have been written: cut it off, so that the file holds whole lines only.
+    if (::ftruncate(fd, before.st_size) == 0) ::fsync(fd);
     ::close(fd);
     throw;
   }
-  ::fsync(fd);
   ::close(fd);
 }
 

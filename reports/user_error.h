@@ -14,4 +14,13 @@ class UserError : public std::runtime_error {
       : std::runtime_error("[" + where + "] " + message) {}
 };
 
+// A write that failed for want of space (ENOSPC, EDQUOT, or EFBIG: a full disk, a quota, a file
+// size limit). Nothing was left half-written; the CLI exits with kExitOutOfSpace so that whoever
+// ran it (the tuner, for a trial's process) can tell it from bad input: retry once space is back.
+class OutOfSpace : public UserError {
+ public:
+  using UserError::UserError;
+};
+constexpr int kExitOutOfSpace = 75;  // EX_TEMPFAIL
+
 }  // namespace dyno

@@ -89,6 +89,11 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   trial.report_path = report_path;
   if (record_abnormal_end(trial, child, options_.timeout_s)) return trial;
   const int code = child.exit_code;
+  if (code == kExitOutOfSpace) {
+    std::string last = last_line_of(log_path);
+    if (last.rfind("dyno: [file] ", 0) == 0) last = last.substr(13);
+    throw OutOfSpace("tune", "trial " + std::to_string(trial.id) + ": " + last);
+  }
   if (code == 2) {
     trial.outcome = "invalid_config";
     trial.reason = last_line_of(log_path);

@@ -662,7 +662,14 @@ void add_tune_command(CLI::App& app) {
     if (command->count() == 0 && !args->command.empty())
       throw UserError("tune", "unexpected argument '" + args->command.front() + "' (an external program goes after --command)");
     if (command->count() > 0 && args->command.empty()) throw UserError("tune", "--command needs the program to run after it");
-    return run_tune(*args);
+    try {
+      return run_tune(*args);
+    } catch (const OutOfSpace& e) {
+      std::string message = e.what();
+      if (message.rfind("[", 0) == 0 && message.find("] ") != std::string::npos) message = message.substr(message.find("] ") + 2);
+      throw OutOfSpace("tune", message + "; the trials finished so far are journaled under " + args->out +
+                                   ": free space, then continue with the same command and --resume");
+    }
   });
 }
 

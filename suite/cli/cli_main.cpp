@@ -1,5 +1,6 @@
 #include "suite/cli/cli_main.h"
 
+#include <csignal>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,9 @@
 namespace dyno {
 
 int run_cli(int argc, char** argv) {
+  // A file size limit (ulimit -f) then fails a write with EFBIG, reported like a full disk,
+  // instead of killing the process mid-write. Ignored signals stay ignored in child processes.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"dyno: benchmark and auto-tune LibTorch training loops"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text());
@@ -32,6 +36,9 @@ int run_cli(int argc, char** argv) {
   try {
     all_workloads();  // a duplicate or incomplete DYNO_WORKLOAD stops every command before it runs
     return run_selected_command(app);
+  } catch (const OutOfSpace& e) {
+    std::cerr << "dyno: " << e.what() << "\n";
+    return kExitOutOfSpace;
   } catch (const UserError& e) {
     std::cerr << "dyno: " << e.what() << "\n";
     return 2;

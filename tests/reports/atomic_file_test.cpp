@@ -1,8 +1,15 @@
 #include "reports/atomic_file.h"
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 
 #include <gtest/gtest.h>
+
+#include "reports/user_error.h"
 
 namespace dyno {
 namespace {
@@ -21,6 +28,63 @@ TEST(AtomicFile, ReplacesContentAndLeavesNoTemporaryFiles) {
   append_line_durably((dir / "journal.jsonl").string(), "{\"a\":2}");
   EXPECT_EQ(read_file((dir / "journal.jsonl").string()), "{\"a\":1}\n{\"a\":2}\n");
   std::filesystem::remove_all(dir);
+}
+
+// In a child process under a 100-byte file size limit (a full disk as a write sees it): appends
+// 30-byte lines until one fails, then replaces a file with 200 bytes. Exit status 0 when both
+// failed with OutOfSpace.
+int write_under_a_size_limit(const std::string& journal, const std::string& file) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{100, 100};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    int code = 0;
+    try {
+      for (int i = 0; i < 10; ++i) append_line_durably(journal, std::string(29, 'a' + i));
+      code |= 1;
+    } catch (const OutOfSpace&) {
+    }
+    try {
+      write_file_atomically(file, std::string(200, 'n'));
+      code |= 2;
+    } catch (const OutOfSpace&) {
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(AtomicFile, AFullDiskLeavesWholeLinesAndTheOldFile) {
+  auto dir = std::filesystem::temp_directory_path() / ("dyno_atomic_full_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string journal = (dir / "journal.jsonl").string(), file = (dir / "report.json").string();
+  write_file_atomically(file, "old");
+  EXPECT_EQ(write_under_a_size_limit(journal, file), 0);
+  // Three 30-byte lines fit in 100 bytes; the fourth was cut off where the limit stopped it.
+  EXPECT_EQ(read_file(journal), std::string(29, 'a') + "\n" + std::string(29, 'b') + "\n" + std::string(29, 'c') + "\n");
+  EXPECT_EQ(read_file(file), "old");
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) files += entry.is_regular_file();
+  EXPECT_EQ(files, 2) << "a temporary file was left behind";
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AtomicFile, AnUnwritableFolderIsAClearError) {
+  // A folder that cannot be made (its parent is a file): unwritable for root too.
+  const auto file = std::filesystem::temp_directory_path() / ("dyno_atomic_file_" + std::to_string(::getpid()));
+  write_file_atomically(file.string(), "x");
+  const std::string inside = (file / "out" / "r.json").string();
+  try {
+    write_file_atomically(inside, "x");
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()).find("[file] cannot create the folder '" + (file / "out").string() + "': "), 0u) << e.what();
+  }
+  EXPECT_THROW(append_line_durably(inside, "x"), UserError);
+  std::filesystem::remove(file);
 }
 
 }  // namespace

@@ -101,6 +101,22 @@ TEST(Cli, MissingDataNamesTheDebianPackage) {
   EXPECT_NE(r.output.find("apt-get install dataset-fashion-mnist"), std::string::npos) << r.output;
 }
 
+TEST(Cli, AFullDiskDuringTheReportWriteKeepsTheOldReport) {
+  auto dir = testing::fresh_dir("cli_full_disk");
+  const auto out = (dir / "run.json").string();
+  write_file_atomically(out, "old report\n");
+  // A 2000-byte file size limit: the report (several KB) cannot be written, as on a full disk.
+  auto r = testing::run_dyno("train -w fashion-mlp --set size=tiny max_steps=3 --no-progress --out " + out, "prlimit --fsize=2000");
+  EXPECT_EQ(r.exit_code, 75) << r.output;
+  EXPECT_NE(r.output.find("cannot write '" + out + ".tmp."), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the disk is full or a size limit was reached; nothing was left half-written"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(out), "old report\n");
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) files += entry.is_regular_file();
+  EXPECT_EQ(files, 1) << "a temporary file was left behind";
+  testing::remove_tree(dir);
+}
+
 TEST(Cli, DivergedRunExitsThreeWithItsReport) {
   auto dir = testing::fresh_dir("cli_diverged");
   auto r = testing::run_dyno("train -w fashion-mlp --set size=tiny inject_fault=nan inject_fault_at_step=2 --no-progress --out " +

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -102,6 +103,42 @@ TEST(TuneCommand, KillNineThenResumeLosesAndRepeatsNothing) {
   const std::string train = std::string(DYNO_BINARY) + " train --config " + dir + "/run/best-config.json --set max_steps=2 --no-progress --out " +
                             dir + "/check.json > /dev/null 2>&1";
   EXPECT_EQ(std::system(train.c_str()), 0);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(TuneCommand, AFullDiskStopsTuningWithAClearErrorAndResumeFinishesIt) {
+  const std::string dir = "/tmp/dyno_tune_full_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [32, 64, 128], "num_workers": [0, 1]}})");
+  const std::vector<std::string> args = {DYNO_BINARY, "tune", "-w", "fashion-mlp", "--strategy", "grid", "--space", dir + "/space.json",
+                                         "--set", "size=tiny", "--set", "threads=1", "--set", "warmup_steps=1", "--measure-steps", "10",
+                                         "--no-verify", "--out", dir + "/run"};
+  // A 9000-byte file size limit, as a disk that fills up: the journal and the trials' reports fit,
+  // the tuning report does not.
+  std::vector<std::string> limited = {"/usr/bin/prlimit", "--fsize=9000"};
+  limited.insert(limited.end(), args.begin(), args.end());
+  const std::string log = dir + "/limited.log";
+  const std::string command = [&] {
+    std::string c;
+    for (const auto& a : limited) c += a + " ";
+    return c + "> " + log + " 2>&1";
+  }();
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 75) << read_file(log);
+  EXPECT_NE(read_file(log).find("cannot write '" + dir + "/run/report.json.tmp."), std::string::npos) << read_file(log);
+  EXPECT_NE(read_file(log).find("free space, then continue with the same command and --resume"), std::string::npos) << read_file(log);
+  const auto before = journal_trials(dir + "/run/journal.jsonl");
+  EXPECT_EQ(before.size(), 6u);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/run/report.json"));
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << "left behind: " << entry.path();
+
+  std::vector<std::string> resume = args;
+  resume.push_back("--resume");
+  ASSERT_EQ(wait_for(spawn(resume)), 0);
+  EXPECT_EQ(journal_trials(dir + "/run/journal.jsonl"), before);  // nothing measured again
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir + "/run/report.json"))["trials"].size(), 6u);
   std::system(("rm -rf " + dir).c_str());
 }
 
