@@ -131,7 +131,7 @@ std::vector<Knob> build_table() {
   t.push_back(ranged(make_knob("slowdown_percent", K::Real, &C::slowdown_percent, "testing: add this % of the step's own time to each step (calibrated slowdown)"), 0, 1000));
   // Distributed data parallel.
   t.push_back(ranged(make_ddp_knob("world_size", K::Integer, &DdpConfig::world_size, "data-parallel ranks"), 1, 4096, true));
-  t.push_back(choice(make_ddp_knob("backend", K::Choice, &DdpConfig::backend, "c10d backend: auto (nccl on cuda, gloo on cpu), gloo or nccl"), {"auto", "gloo", "nccl"}, true));
+  t.push_back(choice(make_ddp_knob("backend", K::Choice, &DdpConfig::backend, "c10d backend: auto (nccl on cuda; on cpu shm when every rank is on this machine, else gloo), gloo, nccl, or shm (gloo, with the gradients averaged in shared memory: cpu ranks on one machine)"), {"auto", "gloo", "nccl", "shm"}, true));
   t.push_back(ranged(make_ddp_knob("bucket_cap_mb", K::Real, &DdpConfig::bucket_cap_mb, "gradient bucket size in MiB"), 0.01, 4096));
   t.back().tunable = true;
   t.push_back(tunable(make_ddp_knob("gradient_as_bucket_view", K::Boolean, &DdpConfig::gradient_as_bucket_view, "gradients are views into the buckets")));
@@ -193,6 +193,10 @@ void validate_combination(const RunConfig& c) {
   needs_cuda(c.cudnn_benchmark, "cudnn_benchmark: true");
   needs_cuda(c.tf32, "tf32: true");
   needs_cuda(c.ddp.backend == "nccl" && c.ddp.world_size > 1, "ddp.backend: 'nccl'");
+  if (c.ddp.backend == "shm" && c.device == "cuda")
+    throw UserError("config", "ddp.backend: 'shm' averages gradients in host memory, for device=cpu; on cuda use nccl (or auto)");
+  if (c.ddp.backend == "shm" && c.ddp.comm_hook != "none")
+    throw UserError("config", "ddp.comm_hook: '" + c.ddp.comm_hook + "' compresses what gloo or nccl sends; ddp.backend=shm sends nothing: set ddp.comm_hook=none or ddp.backend=gloo");
   if (c.deterministic && c.cudnn_benchmark)
     throw UserError("config", "cudnn_benchmark: true conflicts with deterministic: true; set one of them to false");
   if (c.inject_fault != "none" && c.inject_fault_at_step < 1)

@@ -37,6 +37,10 @@ RunReport Engine::run(const RunConfig& input) {
       throw UserError("config", "ddp.world_size: " + std::to_string(requested.ddp.world_size) + " differs from WORLD_SIZE=" +
                                     std::to_string(distributed_env->world_size) + " set by the launcher; leave it at 1 or make them equal");
     requested.ddp.world_size = distributed_env->world_size;
+    // Every rank on this machine, on the CPU: the gradients are averaged in shared memory.
+    if (requested.ddp.backend == "auto" && requested.device != "cuda" && requested.ddp.comm_hook == "none" && distributed_env->world_size > 1 &&
+        distributed_env->local_world_size == distributed_env->world_size)
+      requested.ddp.backend = "shm";
   } else if (requested.ddp.world_size > 1) {
     throw UserError("config", "ddp.world_size: " + std::to_string(requested.ddp.world_size) + " needs a launcher: run `dyno launch --nproc " +
                                   std::to_string(requested.ddp.world_size) + " -- dyno train ...` or torchrun --no-python");

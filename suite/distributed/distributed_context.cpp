@@ -165,6 +165,12 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
     group_->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, backend);
     if (device.is_cuda()) group_->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, backend);
     group_->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
+    if (config.ddp.backend == "shm") {
+      if (e.local_world_size != e.world_size)
+        throw UserError("ddp", "ddp.backend=shm needs every rank on this machine (LOCAL_WORLD_SIZE=" + std::to_string(e.local_world_size) +
+                                   " of WORLD_SIZE=" + std::to_string(e.world_size) + "); use gloo");
+      shared_memory_ = std::make_unique<SharedMemoryAllReduce>(*store_, static_cast<int>(e.rank), static_cast<int>(e.world_size), timeout);
+    }
   }
 }
 
@@ -212,6 +218,7 @@ void DistributedContext::attach_reducer(const std::vector<torch::Tensor>& parame
                                              static_cast<int64_t>(cap), /*find_unused_parameters=*/false, config_.ddp.gradient_as_bucket_view,
                                              std::unordered_map<size_t, std::string>{}, static_cast<int64_t>(kFirstBucketBytes),
                                              /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false, limits64);
+  if (shared_memory_) reducer_->register_comm_hook(shared_memory_->comm_hook());
   if (config_.ddp.comm_hook == "fp16") reducer_->register_comm_hook(std::make_unique<CompressCommHook>(group_, torch::kHalf));
   if (config_.ddp.comm_hook == "bf16") reducer_->register_comm_hook(std::make_unique<CompressCommHook>(group_, torch::kBFloat16));
 }
@@ -228,8 +235,13 @@ void DistributedContext::after_backward(const std::vector<torch::Tensor>& parame
   std::vector<at::Tensor> grads;
   for (const auto& p : parameters)
     if (p.grad().defined()) grads.push_back(p.grad().reshape({-1}));
-  std::vector<at::Tensor> flat = {torch::cat(grads).div_(static_cast<double>(env_.world_size))};
-  group_->allreduce(flat)->wait();
+  std::vector<at::Tensor> flat = {torch::cat(grads)};
+  if (shared_memory_) {
+    shared_memory_->average(flat[0]);
+  } else {
+    flat[0].div_(static_cast<double>(env_.world_size));
+    group_->allreduce(flat)->wait();
+  }
   int64_t offset = 0;
   for (const auto& p : parameters) {
     if (!p.grad().defined()) continue;

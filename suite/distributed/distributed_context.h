@@ -20,6 +20,7 @@
 #include <torch/nn/module.h>
 
 #include "reports/run_config.h"
+#include "suite/distributed/shared_memory_all_reduce.h"
 
 namespace c10d {
 class ProcessGroup;
@@ -78,6 +79,7 @@ class DistributedContext {
   c10::Device device_;
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  std::unique_ptr<SharedMemoryAllReduce> shared_memory_;  // ddp.backend=shm (the reducer's hook uses it)
   std::shared_ptr<c10d::Reducer> reducer_;
   bool aborted_ = false;
 };

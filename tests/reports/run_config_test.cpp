@@ -79,6 +79,15 @@ TEST(RunConfig, RejectsInvalidCombinations) {
   EXPECT_EQ(error_of([&] { validate_combination(c); }),
             "[config] cudnn_benchmark: true conflicts with deterministic: true; set one of them to false");
   c = RunConfig{};
+  c.ddp.backend = "shm";
+  c.ddp.comm_hook = "fp16";
+  EXPECT_EQ(error_of([&] { validate_combination(c); }),
+            "[config] ddp.comm_hook: 'fp16' compresses what gloo or nccl sends; ddp.backend=shm sends nothing: set ddp.comm_hook=none or ddp.backend=gloo");
+  c.ddp.comm_hook = "none";
+  EXPECT_NO_THROW(validate_combination(c));
+  c.device = "cuda";
+  EXPECT_NE(error_of([&] { validate_combination(c); }).find("ddp.backend: 'shm'"), std::string::npos);
+  c = RunConfig{};
   EXPECT_NO_THROW(validate_combination(c));
 }
 
