@@ -273,7 +273,7 @@ TEST(TuneCommand, AProgramIsTunedThroughItsReportAndResumesAfterAKill) {
   std::system(("rm -rf " + dir).c_str());
 }
 
-TEST(TuneCommand, AProgramsSpaceAndCommandAreCheckedBeforeAnyTrial) {
+TEST(TuneCommand, SpacesSettingsAndCommandsAreCheckedBeforeAnyTrial) {
   const std::string dir = "/tmp/dyno_tune_program_errors_" + std::to_string(::getpid());
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
   auto fails_with = [&](const std::string& options, const std::string& message) {
@@ -291,6 +291,10 @@ TEST(TuneCommand, AProgramsSpaceAndCommandAreCheckedBeforeAnyTrial) {
   fails_with("--axis batch_size=8 --objective time-to-target --command /bin/true", "needs --target METRIC>=VALUE");
   fails_with("--axis batch_size=8 --command no-such-program-dyno", "'no-such-program-dyno' is not an executable file on PATH");
   fails_with("--strategy grid /bin/true", "unexpected argument '/bin/true' (an external program goes after --command)");
+  // A workload's space, as a new user writes it: the wrong type names the axis and the value.
+  write_file_atomically(dir + "/space.json", R"({"axes": {"threads": {"min": 1, "max": 2, "step": "x"}}})");
+  fails_with("-w fashion-mlp --space " + dir + "/space.json", "[space] axis threads: field 'step' is \"x\"; expected a number");
+  fails_with("-w fashion-mlp --axis amp=off,bf16 --set lr=nan", "[config] lr: 'nan' is not a number in [0, 100]");
   std::system(("rm -rf " + dir).c_str());
 }
 
