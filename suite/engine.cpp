@@ -39,7 +39,7 @@ RunReport Engine::run(const RunConfig& input) {
     requested.ddp.world_size = distributed_env->world_size;
     // Every rank on this machine, on the CPU: the gradients are averaged in shared memory.
     if (requested.ddp.backend == "auto" && requested.device != "cuda" && requested.ddp.comm_hook == "none" && distributed_env->world_size > 1 &&
-        distributed_env->local_world_size == distributed_env->world_size)
+        distributed_env->all_on_this_machine)
       requested.ddp.backend = "shm";
   } else if (requested.ddp.world_size > 1) {
     throw UserError("config", "ddp.world_size: " + std::to_string(requested.ddp.world_size) + " needs a launcher: run `dyno launch --nproc " +

@@ -90,6 +90,7 @@ std::optional<DistributedEnv> distributed_env_from_environment() {
   auto addr = env("MASTER_ADDR");
   if (!addr) throw UserError("ddp", "MASTER_ADDR is not set (the address of rank 0's store, e.g. 127.0.0.1)");
   e.master_addr = *addr;
+  e.all_on_this_machine = env("LOCAL_WORLD_SIZE") ? e.local_world_size == e.world_size : loopback_address(e.master_addr);
   e.master_port = env_int("MASTER_PORT", 1, 65535);
   e.agent_store = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
   return e;
@@ -166,9 +167,9 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
     if (device.is_cuda()) group_->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, backend);
     group_->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
     if (config.ddp.backend == "shm") {
-      if (e.local_world_size != e.world_size)
-        throw UserError("ddp", "ddp.backend=shm needs every rank on this machine (LOCAL_WORLD_SIZE=" + std::to_string(e.local_world_size) +
-                                   " of WORLD_SIZE=" + std::to_string(e.world_size) + "); use gloo");
+      if (!e.all_on_this_machine)
+        throw UserError("ddp", "ddp.backend=shm needs every rank on this machine (LOCAL_WORLD_SIZE=WORLD_SIZE, or MASTER_ADDR on loopback; here " +
+                                   std::to_string(e.world_size) + " ranks, MASTER_ADDR " + e.master_addr + "); use gloo");
       shared_memory_ = std::make_unique<SharedMemoryAllReduce>(*store_, static_cast<int>(e.rank), static_cast<int>(e.world_size), timeout);
     }
   }

@@ -35,6 +35,9 @@ struct DistributedEnv {
   int64_t world_size = 1;
   int64_t local_rank = 0;
   int64_t local_world_size = 1;  // ranks on this machine: LOCAL_WORLD_SIZE, else all of them
+  // Known to share one machine: LOCAL_WORLD_SIZE equals WORLD_SIZE, or (unset) MASTER_ADDR is a
+  // loopback address. A launcher that sets neither (srun) may span machines.
+  bool all_on_this_machine = false;
   std::string master_addr;
   int64_t master_port = 0;
   bool agent_store = false;  // torchrun's elastic agent hosts the store

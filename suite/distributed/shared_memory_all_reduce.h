@@ -1,7 +1,6 @@
 // SharedMemoryAllReduce: the gradient all-reduce of data-parallel ranks that all run on one
 // machine, through a shared-memory segment instead of Gloo's TCP on loopback, whose every message
-// wakes a transport thread and a worker thread in each process: on a 2-core machine a 1 MB
-// all-reduce took milliseconds, several times fashion-mlp's whole step (scripts/bench-ddp).
+// wakes a transport thread and a worker thread in each process (scripts/bench-ddp compares them).
 //
 // Each call copies the rank's buffer into its slot of the segment, waits for every rank, sums one
 // 1/N share of the slots (each element is summed by one rank, in rank order, so every rank ends

@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include "reports/atomic_file.h"
+#include "suite/distributed/distributed_context.h"
 #include "suite/process_settings.h"
 #include "test_support.h"
 #include "workloads/workload.h"
@@ -182,6 +183,24 @@ TEST(Ddp, TheStoreListensOnMasterAddrOnly) {
   if (other.empty()) GTEST_SKIP() << "this machine has no address besides loopback";
   EXPECT_EQ(store_addresses(other, output), std::vector<std::string>{other}) << output;
   EXPECT_NE(output.find("[ddp] rank 0 serves the store on " + other + ":"), std::string::npos) << output;
+}
+
+TEST(Ddp, RanksAreKnownToShareAMachineFromTheLaunchersEnvironment) {
+  auto all_local = [](const char* master_addr, const char* local_world_size) {
+    ::setenv("RANK", "0", 1);
+    ::setenv("WORLD_SIZE", "2", 1);
+    ::setenv("MASTER_PORT", "1234", 1);
+    ::setenv("MASTER_ADDR", master_addr, 1);
+    if (local_world_size) ::setenv("LOCAL_WORLD_SIZE", local_world_size, 1);
+    else ::unsetenv("LOCAL_WORLD_SIZE");
+    const bool result = distributed_env_from_environment()->all_on_this_machine;
+    for (const char* v : {"RANK", "WORLD_SIZE", "MASTER_PORT", "MASTER_ADDR", "LOCAL_WORLD_SIZE"}) ::unsetenv(v);
+    return result;
+  };
+  EXPECT_TRUE(all_local("127.0.0.1", nullptr));    // dyno launch
+  EXPECT_TRUE(all_local("10.0.0.5", "2"));         // single-node torchrun
+  EXPECT_FALSE(all_local("10.0.0.5", "1"));        // two nodes of one rank each
+  EXPECT_FALSE(all_local("10.0.0.5", nullptr));    // srun and other launchers: may span machines
 }
 
 TEST(Ddp, RendezvousErrorsNameTheirCause) {
