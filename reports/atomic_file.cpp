@@ -15,8 +15,10 @@
 namespace dyno {
 namespace {
 
-[[noreturn]] void fail_to_write(const std::string& path, int err) {
-  const std::string message = "cannot write '" + path + "': " + std::strerror(err);
+// `action` ("write", "create", "open") of `path` failed with `err`: OutOfSpace for a full disk, a
+// quota or a file size limit, else a UserError.
+[[noreturn]] void fail(const std::string& action, const std::string& path, int err) {
+  const std::string message = "cannot " + action + " '" + path + "': " + std::strerror(err);
   if (err == ENOSPC || err == EDQUOT || err == EFBIG)
     throw OutOfSpace("file", message + " (the disk is full or a size limit was reached; nothing was left half-written)");
   throw UserError("file", message);
@@ -29,7 +31,7 @@ void write_all(int fd, const std::string& content, const std::string& path) {
     ssize_t n = ::write(fd, data, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail_to_write(path, errno);
+      fail("write", path, errno);
     }
     data += n;
     left -= static_cast<size_t>(n);
@@ -38,7 +40,7 @@ void write_all(int fd, const std::string& content, const std::string& path) {
 
 // A delayed allocation can fail only when the data reaches the disk.
 void sync_or_throw(int fd, const std::string& path) {
-  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) fail_to_write(path, errno);
+  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) fail("write", path, errno);
 }
 
 void create_parent(const std::string& path) {
@@ -46,10 +48,7 @@ void create_parent(const std::string& path) {
   if (!target.has_parent_path()) return;
   std::error_code error;
   std::filesystem::create_directories(target.parent_path(), error);
-  if (error) {
-    if (error.value() == ENOSPC || error.value() == EDQUOT) fail_to_write(target.parent_path().string(), error.value());
-    throw UserError("file", "cannot create the folder '" + target.parent_path().string() + "': " + error.message());
-  }
+  if (error) fail("create the folder", target.parent_path().string(), error.value());
 }
 
 }  // namespace
@@ -59,7 +58,7 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   std::string temp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    if (errno == ENOSPC || errno == EDQUOT) fail_to_write(temp, errno);
+    if (errno == ENOSPC || errno == EDQUOT) fail("write", temp, errno);
     throw UserError("file", "cannot create '" + temp + "': " + std::strerror(errno));
   }
   try {
@@ -67,7 +66,7 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     sync_or_throw(fd, temp);
     if (::close(fd) != 0) {
       fd = -1;
-      fail_to_write(temp, errno);
+      fail("write", temp, errno);
     }
   } catch (...) {
     if (fd >= 0) ::close(fd);
@@ -85,7 +84,7 @@ void append_line_durably(const std::string& path, const std::string& line) {
   create_parent(path);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
-    if (errno == ENOSPC || errno == EDQUOT) fail_to_write(path, errno);
+    if (errno == ENOSPC || errno == EDQUOT) fail("write", path, errno);
     throw UserError("file", "cannot open '" + path + "': " + std::strerror(errno));
   }
   struct stat before {};

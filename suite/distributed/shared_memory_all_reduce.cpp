@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "reports/user_error.h"
 
@@ -18,6 +19,7 @@ namespace dyno {
 namespace {
 
 constexpr size_t kSlotBytes = 4 << 20;
+constexpr size_t kSlotFloats = kSlotBytes / sizeof(float);
 constexpr size_t kControlBytes = 64;  // one cache line: the arrival counter
 
 std::atomic<uint64_t>& arrivals(void* segment) { return *static_cast<std::atomic<uint64_t>*>(segment); }
@@ -49,7 +51,7 @@ class AverageHook : public c10d::CommHookInterface {
 }  // namespace
 
 SharedMemoryAllReduce::SharedMemoryAllReduce(c10d::Store& store, int rank, int world_size, std::chrono::milliseconds timeout)
-    : rank_(rank), world_size_(world_size), timeout_(timeout), slot_floats_(kSlotBytes / sizeof(float)) {
+    : rank_(rank), world_size_(world_size), timeout_(timeout) {
   static_assert(std::atomic<uint64_t>::is_always_lock_free, "the arrival counter is shared between processes");
   bytes_ = kControlBytes + static_cast<size_t>(world_size) * kSlotBytes;
   std::string name;
@@ -114,24 +116,24 @@ void SharedMemoryAllReduce::average(at::Tensor& tensor) {
   const size_t n = static_cast<size_t>(values.numel());
   const float scale = 1.0f / static_cast<float>(world_size_);
   const size_t w = static_cast<size_t>(world_size_);
-  for (size_t offset = 0; offset < n; offset += slot_floats_) {
-    const size_t length = std::min(slot_floats_, n - offset);
-    std::memcpy(slot(rank_), data + offset, length * sizeof(float));
+  float* mine = slot(rank_);
+  std::vector<const float*> slots;
+  for (int r = 0; r < world_size_; ++r) slots.push_back(slot(r));
+  for (size_t offset = 0; offset < n; offset += kSlotFloats) {
+    const size_t length = std::min(kSlotFloats, n - offset);
+    std::memcpy(mine, data + offset, length * sizeof(float));
     wait_for_all();
     // This rank's share of the chunk, summed over the slots in rank order into its own slot.
     const size_t lo = length * static_cast<size_t>(rank_) / w, hi = length * static_cast<size_t>(rank_ + 1) / w;
-    float* mine = slot(rank_);
-    std::vector<const float*> others;
-    for (int r = 0; r < world_size_; ++r) others.push_back(slot(r));
     for (size_t i = lo; i < hi; ++i) {
-      float sum = others[0][i];
-      for (size_t r = 1; r < w; ++r) sum += others[r][i];
+      float sum = slots[0][i];
+      for (size_t r = 1; r < w; ++r) sum += slots[r][i];
       mine[i] = sum * scale;
     }
     wait_for_all();
     for (size_t r = 0; r < w; ++r) {
       const size_t from = length * r / w, to = length * (r + 1) / w;
-      std::memcpy(data + offset + from, slot(static_cast<int>(r)) + from, (to - from) * sizeof(float));
+      std::memcpy(data + offset + from, slots[r] + from, (to - from) * sizeof(float));
     }
     wait_for_all();  // every rank has its result before any slot is overwritten
   }

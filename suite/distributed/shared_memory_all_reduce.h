@@ -41,7 +41,6 @@ class SharedMemoryAllReduce {
 
   int rank_, world_size_;
   std::chrono::milliseconds timeout_;
-  size_t slot_floats_;
   size_t bytes_ = 0;
   void* segment_ = nullptr;
   uint64_t generation_ = 0;
