@@ -129,6 +129,7 @@ std::vector<Knob> build_table() {
   t.push_back(ranged(make_knob("inject_fault_at_step", K::Integer, &C::inject_fault_at_step, "testing: step at which inject_fault fires"), 0, kNoMax));
   t.push_back(ranged(make_knob("inject_fault_rank", K::Integer, &C::inject_fault_rank, "testing: the rank inject_fault fires on; -1 = every rank"), -1, 1 << 20));
   t.push_back(ranged(make_knob("slowdown_percent", K::Real, &C::slowdown_percent, "testing: add this % of the step's own time to each step (calibrated slowdown)"), 0, 1000));
+  t.push_back(ranged(make_knob("data_delay_ms", K::Real, &C::data_delay_ms, "testing: each training batch takes this many ms longer to produce (a slow data source)"), 0, 60000));
   // Distributed data parallel.
   t.push_back(ranged(make_ddp_knob("world_size", K::Integer, &DdpConfig::world_size, "data-parallel ranks"), 1, 4096, true));
   t.push_back(choice(make_ddp_knob("backend", K::Choice, &DdpConfig::backend, "c10d backend: auto (nccl on cuda; on cpu shm when every rank is on this machine, else gloo), gloo, nccl, or shm (gloo, with the gradients averaged in shared memory: cpu ranks on one machine)"), {"auto", "gloo", "nccl", "shm"}, true));

@@ -87,6 +87,7 @@ struct RunConfig {
   int64_t inject_fault_at_step = 0;
   int64_t inject_fault_rank = -1;  // -1 = every rank
   double slowdown_percent = 0;  // calibrated extra time per step, for validating detectors
+  double data_delay_ms = 0;  // each batch takes this much longer to produce: a slow data source
 
   DdpConfig ddp;
 };

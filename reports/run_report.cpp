@@ -91,6 +91,8 @@ nlohmann::json to_json(const RunReport& r) {
       {"phases", phases},
       {"world_size", r.world_size},
       {"ranks", ranks},
+      {"profile", r.profile ? to_json(*r.profile) : nlohmann::json(nullptr)},
+      {"verdict", r.verdict ? to_json(*r.verdict) : nlohmann::json(nullptr)},
   };
 }
 
@@ -155,6 +157,8 @@ RunReport report_from_json(const nlohmann::json& json, const std::string& where)
       r.ranks.push_back({k.integer("rank"), k.number("samples_per_second"), k.number("wall_time_s")});
     }
   }
+  if (j.has("profile")) r.profile = profile_from_json(j.json()["profile"], where + ": profile");
+  if (j.has("verdict")) r.verdict = verdict_from_json(j.json()["verdict"], where + ": verdict");
   return r;
 }
 

@@ -1,6 +1,7 @@
 // RunReport: the JSON record of one training run (`dyno train --out run.json`): the complete
 // resolved config (loadable again with --config), the environment, the outcome, a summary
-// (throughput, time to target, final metric, peak memory), curves and per-phase times.
+// (throughput, time to target, final metric, peak memory), curves, per-phase times, the
+// bottleneck verdict and, for a profiled run, the profile.
 // schema_version is "MAJOR.MINOR"; readers accept any minor of a major they know.
 #pragma once
 
@@ -12,10 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/bottleneck_verdict.h"
+#include "reports/phase_time.h"
+#include "reports/profile_summary.h"
+
 namespace dyno {
 
 inline constexpr int kReportSchemaMajor = 1;
-inline constexpr int kReportSchemaMinor = 0;
+inline constexpr int kReportSchemaMinor = 1;  // 1.1: profile, verdict
 
 // A fixed list: every run ends in exactly one of these (a failed run is a result).
 inline const std::vector<std::string> kOutcomes = {"ok", "diverged", "oom", "crashed", "aborted",
@@ -40,12 +45,6 @@ struct CurvePoint {
   double epoch = 0;
   double time_s = 0;
   double value = 0;
-};
-
-struct PhaseTime {
-  double total_s = 0;        // over measured (post-warm-up) steps
-  double per_step_ms = 0;
-  double fraction = 0;       // of the summed phase time
 };
 
 struct Summary {
@@ -86,6 +85,8 @@ struct RunReport {
   std::map<std::string, PhaseTime> phases;
   int64_t world_size = 1;
   std::vector<RankFigures> ranks;
+  std::optional<ProfileSummary> profile;  // `dyno train --profile`
+  std::optional<BottleneckVerdict> verdict;  // what limits the run (absent in reports of older dyno)
 };
 
 nlohmann::json to_json(const RunReport& report);

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <chrono>
 #include <numeric>
 #include <random>
 
@@ -38,6 +39,7 @@ Batch DataLoader::build(int64_t batch_index) const {
   const int64_t end = std::min<int64_t>(begin + options_.batch_size, static_cast<int64_t>(order_.size()));
   std::vector<int64_t> indices(order_.begin() + begin, order_.begin() + end);
   Batch batch = source_->make_batch(indices);
+  if (options_.build_delay_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options_.build_delay_ms));
   if (options_.pin_memory) {
     batch.input = batch.input.pin_memory();
     batch.target = batch.target.pin_memory();

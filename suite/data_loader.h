@@ -30,6 +30,7 @@ struct LoaderOptions {
   uint64_t seed = 0;
   int64_t rank = 0;
   int64_t world_size = 1;
+  double build_delay_ms = 0;  // each batch takes this much longer to build (testing: a slow source)
 };
 
 class DataLoader {

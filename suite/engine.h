@@ -5,6 +5,7 @@
 // invalid configurations throw UserError before anything runs.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -15,8 +16,16 @@ namespace dyno {
 
 struct Workload;
 
+// `dyno train --profile`: LibTorch's profiler over `steps` steps right after warm-up, which are
+// then not part of the measured figures (throughput windows and phase times start after them).
+struct ProfileOptions {
+  std::string trace_path;  // Chrome trace JSON; empty: not profiled
+  int64_t steps = 5;
+};
+
 struct EngineOptions {
   bool progress = false;  // a progress line (steps, loss, ETA) on stderr
+  ProfileOptions profile;
 };
 
 // Fills the `auto` / 0 fields (optimizer, schedule, lr, epochs) from the workload's recipe and

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "reports/bottleneck_verdict.h"
 #include "reports/quantity.h"
 #include "reports/statistics.h"
 #include "reports/user_error.h"
@@ -16,9 +17,12 @@
 #include "suite/device_backend.h"
 #include "suite/distributed/distributed_context.h"
 #include "suite/environment.h"
+#include "suite/machine_peak.h"
 #include "suite/nvtx_range.h"
+#include "suite/phase_range.h"
 #include "suite/phase_clock.h"
 #include "suite/process_settings.h"
+#include "suite/step_profiler.h"
 #include "suite/training_state.h"
 
 namespace dyno {
@@ -179,6 +183,7 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
   loader_options.prefetch = config_.prefetch;
   loader_options.pin_memory = config_.pin_memory;
   loader_options.seed = static_cast<uint64_t>(config_.seed);
+  loader_options.build_delay_ms = config_.data_delay_ms;
   if (distributed_) {
     loader_options.rank = distributed_->rank();
     loader_options.world_size = distributed_->world_size();
@@ -204,6 +209,16 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
     if (p.scaler_scale > 0) scaler_.restore(p.scaler_scale, p.scaler_growth_tracker);
   }
   first_step_ = step_;
+  measure_from_ = config_.warmup_steps;
+  if (!options_.profile.trace_path.empty()) {
+    ProfileOptions profile = options_.profile;
+    if (distributed_ && distributed_->rank() > 0) {  // every rank is profiled alike; rank r > 0 beside rank 0's trace
+      const auto dot = profile.trace_path.rfind(".json");
+      profile.trace_path.insert(dot == std::string::npos ? profile.trace_path.size() : dot, ".rank" + std::to_string(distributed_->rank()));
+    }
+    profiler_ = std::make_unique<StepProfiler>(profile, device_);
+    measure_from_ += profile.steps;
+  }
   loss_sum_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat).device(device_));
   backend_->reset_peak_memory();
   phases_ = backend_->make_phase_clock();
@@ -224,6 +239,7 @@ void TrainingRun::train() {
       for (; steps_left > 0 && stop_reason_.empty(); --steps_left) {
         if (!(stop_reason_ = stop_before_step()).empty()) break;
         step();
+        if (profiler_ && profiler_->running() && step_ - first_step_ >= measure_from_) stop_profile();
         if (step_ % config_.log_every_steps == 0 && !(stop_reason_ = log_point()).empty()) break;
         if (config_.save_every_steps > 0 && step_ % config_.save_every_steps == 0) save_state(epoch_, batch_in_epoch_);
         if (config_.eval_every_steps > 0 && step_ % config_.eval_every_steps == 0) stop_reason_ = evaluation();
@@ -251,6 +267,10 @@ void TrainingRun::train() {
   if (options_.progress) std::fprintf(stderr, "\n");
   backend_->synchronize();
   phases_->collect();
+  if (profiler_ && profiler_->running() && report_.outcome == "ok") stop_profile();  // the run ended inside the profiled steps
+  if (profiler_ && !profile_ && report_.outcome == "ok")
+    std::fprintf(stderr, "[train] warning: the run ended before its profiled steps (warm-up %lld, then %lld profiled); no profile written\n",
+                 static_cast<long long>(config_.warmup_steps), static_cast<long long>(options_.profile.steps));
   if (report_.outcome == "ok") {
     // A save after the last step of an epoch points at the start of the next one.
     const bool epoch_done = batch_in_epoch_ >= steps_per_epoch_ * config_.grad_accum_steps;
@@ -266,9 +286,15 @@ std::string TrainingRun::stop_before_step() {
 }
 
 void TrainingRun::step() {
-  NvtxRange step_range("step");
+  const int64_t index = step_ - first_step_;
+  const bool profiled = profiler_ && index >= config_.warmup_steps && index < measure_from_;
+  if (profiled && !profiler_->running()) {
+    backend_->synchronize();  // the warm-up's queued work is not the profiled steps'
+    profiler_->start();
+  }
+  PhaseRange step_range("step", profiled);
   const auto step_start = Clock::now();
-  const bool measuring = step_ - first_step_ >= config_.warmup_steps;
+  const bool measuring = index >= measure_from_;
   const bool use_scaler = config_.amp == "fp16";
   const bool fault_here = config_.inject_fault_rank < 0 || config_.inject_fault_rank == (distributed_ ? distributed_->rank() : 0);
   PhaseClock& phases = *phases_;
@@ -280,14 +306,14 @@ void TrainingRun::step() {
   for (int64_t micro = 0; micro < config_.grad_accum_steps; ++micro) {
     std::optional<Batch> batch;
     {
-      NvtxRange r("data_wait");
+      PhaseRange r("data_wait", profiled);
       batch = loader_->next();
       TORCH_INTERNAL_ASSERT(batch.has_value(), "this is a bug: the loader ran out of batches mid-step");
       phases.mark("data_wait");
     }
     torch::Tensor input, target;
     {
-      NvtxRange r("h2d");
+      PhaseRange r("h2d", profiled);
       input = to_device(batch->input, device_, config_.pin_memory, config_.channels_last);
       target = batch->target.to(device_, config_.pin_memory);
       phases.mark("h2d");
@@ -301,7 +327,7 @@ void TrainingRun::step() {
     }
     torch::Tensor loss;
     {
-      NvtxRange r("forward");
+      PhaseRange r("forward", profiled);
       AutocastScope scope(device_.type(), config_.amp != "off", autocast_dtype(config_));
       loss = loss_of(workload_, forward_segments(model_, input, config_.checkpointing), target, config_.label_smoothing);
       if (config_.grad_accum_steps > 1) loss = loss / static_cast<double>(config_.grad_accum_steps);
@@ -310,12 +336,12 @@ void TrainingRun::step() {
     }
     if (synchronise) distributed_->before_backward();
     {
-      NvtxRange r("backward");
+      PhaseRange r("backward", profiled);
       (use_scaler ? scaler_.scale_loss(loss) : loss).backward();
       phases.mark("backward");
     }
     if (synchronise && !config_.ddp.overlap) {  // overlapped, the all-reduce runs inside backward
-      NvtxRange r("all_reduce");
+      PhaseRange r("all_reduce", profiled);
       distributed_->after_backward(parameters_);
       phases.mark("all_reduce");
     }
@@ -325,7 +351,7 @@ void TrainingRun::step() {
     ++batch_in_epoch_;
   }
   {
-    NvtxRange r("optimizer");
+    PhaseRange r("optimizer", profiled);
     // The found-inf flag and the clipping factor stay on the device.
     torch::Tensor found_inf;
     if (use_scaler) found_inf = scaler_.unscale(parameters_);
@@ -342,11 +368,18 @@ void TrainingRun::step() {
     window_items_ += step_items;
   } else {
     // The first window starts on an idle device, not behind queued warm-up work.
-    if (step_ - first_step_ == config_.warmup_steps) backend_->synchronize();
+    if (step_ - first_step_ == measure_from_) backend_->synchronize();
     window_start_ = Clock::now();
   }
   if (config_.slowdown_percent > 0) busy_wait(seconds_since(step_start) * config_.slowdown_percent / 100.0);
+  if (profiled) {  // a profiled step's time includes its device work
+    backend_->synchronize();
+    profiled_wall_s_ += seconds_since(step_start);
+    ++profiled_steps_;
+  }
 }
+
+void TrainingRun::stop_profile() { profile_ = profiler_->stop(profiled_wall_s_, profiled_steps_); }
 
 std::string TrainingRun::log_point() {
   backend_->synchronize();
@@ -367,7 +400,7 @@ std::string TrainingRun::log_point() {
     report_.outcome_reason = "training loss became " + std::to_string(mean_loss) + " at step " + std::to_string(step_);
     return "diverged";
   }
-  if (step_ - first_step_ > config_.warmup_steps && window_items_ > 0) {
+  if (step_ - first_step_ > measure_from_ && window_items_ > 0) {
     report_.throughput_windows.push_back(static_cast<double>(window_items_) / seconds_since(window_start_));
     window_start_ = Clock::now();
     window_items_ = 0;
@@ -447,6 +480,14 @@ void TrainingRun::summarise() {
     for (auto& w : report_.throughput_windows) w *= static_cast<double>(distributed_->world_size());  // per-window estimate for the job
     s.samples_per_second = total;
   }
+  if (profile_) {  // after every timed figure: the calibration takes about a second
+    const MachinePeak peak = measure_machine_peak(*backend_, config_);
+    profile_->peak_precision = peak.precision;
+    profile_->peak_flops = peak.gemm_flops_per_s;
+    profile_->op_call_s = peak.op_call_s;
+    report_.profile = profile_;
+  }
+  report_.verdict = decide_bottleneck(report_.phases, report_.profile, config_.device);
 }
 
 }  // namespace dyno

@@ -5,7 +5,10 @@
 //   log point   every log_every_steps: the one sync, mean loss, divergence, a throughput window,
 //               the window stop rules, the progress line
 //   evaluation  the metric, time to target and the evaluation stop rules
-//   summary     the report's figures; with several ranks, rank 0's report is the job's
+//   summary     the report's figures and the bottleneck verdict; with several ranks, rank 0's
+//               report is the job's
+//   profile     (--profile) LibTorch's profiler over the steps right after warm-up, which are then
+//               not measured; the trace, the op table and the machine's peak go in the report
 // The stop rules themselves are StoppingCriteria. Engine::run resolves the config and wraps this.
 #pragma once
 
@@ -31,6 +34,7 @@ class DataLoader;
 class DeviceBackend;
 class DistributedContext;
 class PhaseClock;
+class StepProfiler;
 struct DistributedEnv;
 struct TrainingProgress;
 
@@ -58,6 +62,7 @@ class TrainingRun {
   std::string log_point();
   std::string evaluation();
   void save_state(int64_t epoch, int64_t batch_in_epoch);
+  void stop_profile();
   double elapsed_s() const;
 
   const Workload& workload_;
@@ -79,9 +84,12 @@ class TrainingRun {
   GradScaler scaler_;
   StoppingCriteria stopping_;
   std::unique_ptr<PhaseClock> phases_;
+  std::unique_ptr<StepProfiler> profiler_;  // --profile
 
   // Where the run is.
   int64_t step_ = 0, first_step_ = 0, epoch_ = 0, batch_in_epoch_ = 0;
+  // Steps before this (counted from first_step_) are not measured: warm-up, then profiled steps.
+  int64_t measure_from_ = 0;
   double elapsed_before_s_ = 0;  // training time before a resume
   std::string stop_reason_;
 
@@ -93,6 +101,9 @@ class TrainingRun {
   int64_t loss_count_ = 0;
   double eval_time_s_ = 0;
   std::optional<double> last_metric_;
+  std::optional<ProfileSummary> profile_;
+  double profiled_wall_s_ = 0;
+  int64_t profiled_steps_ = 0;
 };
 
 }  // namespace dyno

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <cstdio>
@@ -44,6 +45,8 @@ struct TrainArgs {
   bool progress = false;
   bool no_progress = false;
   bool json = false;
+  std::string profile;
+  int64_t profile_steps = 5;
 };
 
 std::string default_out(const std::string& workload) {
@@ -78,6 +81,16 @@ void print_summary(const RunReport& r, const std::string& path) {
   std::printf("peak memory       %.1f MiB (%s)\n", static_cast<double>(s.peak_memory_bytes) / (1 << 20), s.peak_memory_kind.c_str());
   for (const auto& [name, p] : r.phases)
     if (name != "eval") std::printf("  %-15s %8.3f ms/step %5.1f%%\n", name.c_str(), p.per_step_ms, 100 * p.fraction);
+  if (r.verdict) std::printf("verdict           %s\n", r.verdict->sentence.c_str());
+  if (r.profile) {
+    const auto& p = *r.profile;
+    std::printf("profile           %lld steps, %.3f ms/step; top ops by self time:\n", static_cast<long long>(p.steps),
+                1000.0 * p.wall_s / static_cast<double>(std::max<int64_t>(p.steps, 1)));
+    for (size_t i = 0; i < p.ops.size() && i < 8; ++i)
+      std::printf("  %-40s %6.1f%% %6lld calls  %s\n", p.ops[i].name.substr(0, 40).c_str(), 100 * p.ops[i].self_s / p.wall_s,
+                  static_cast<long long>(p.ops[i].calls), p.ops[i].input_shapes.substr(0, 60).c_str());
+    std::printf("trace             %s (open in https://ui.perfetto.dev or chrome://tracing)\n", p.trace_path.c_str());
+  }
   std::printf("report            %s\n", path.c_str());
 }
 
@@ -96,12 +109,17 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--progress", args->progress, "always show the progress line");
   cmd->add_flag("--no-progress", args->no_progress, "never show the progress line");
   cmd->add_flag("--json", args->json, "print the report JSON to stdout instead of the summary");
+  cmd->add_option("--profile", args->profile,
+                  "profile the steps right after warm-up with LibTorch's profiler: Chrome trace JSON to this path, op table and "
+                  "bottleneck verdict in the report (the profiled steps are not part of the measured figures)");
+  cmd->add_option("--profile-steps", args->profile_steps, "steps to profile with --profile")->capture_default_str()->check(CLI::PositiveNumber);
   handlers()[cmd] = [args] {
     RunConfig config = build_config(args->config_path, args->workload, args->settings);
     apply_model_file_args(args->model_file, config);
     load_host_allocator(config.host_allocator);  // a preloaded malloc re-executes this command first
     EngineOptions options;
     options.progress = !args->no_progress && (args->progress || ::isatty(STDERR_FILENO)) && process_rank() == 0;
+    options.profile = {args->profile, args->profile_steps};
     RunReport report = Engine(options).run(config);
     // Rank 0 writes the job's report; a rank that ran out of memory writes it instead, since the
     // launcher stops the others as soon as it exits.

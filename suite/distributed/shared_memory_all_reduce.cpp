@@ -36,6 +36,7 @@ class AverageHook : public c10d::CommHookInterface {
  public:
   explicit AverageHook(SharedMemoryAllReduce& all_reduce) : all_reduce_(all_reduce) {}
   c10::intrusive_ptr<c10::ivalue::Future> runHook(c10d::GradBucket& bucket) override {
+    RECORD_USER_SCOPE("dyno::shm_all_reduce");  // a collective in a profile's trace
     at::Tensor buffer = bucket.getBufferRef();
     all_reduce_.average(buffer);
     auto future = c10::make_intrusive<c10::ivalue::Future>(c10::TensorType::get());

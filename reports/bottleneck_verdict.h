@@ -1,0 +1,48 @@
+// BottleneckVerdict: what limits a run, with its evidence. Decided from the measured steps' phase
+// times and, when the run was profiled, the profile (reports/profile_summary.h), in this order:
+//   input-bound          the training thread waits for data >= 30% of the step
+//   communication-bound  the all-reduce outside backward (ddp.overlap=false) takes >= 30% of the
+//                        step, or the profile saw collectives in flight while the training thread
+//                        was in no op (communication that computation did not hide) >= 30%
+//   host-overhead-bound  CPU: >= 50% of a profiled step is time outside ATen ops (less exposed
+//                        communication) plus the fixed cost of each op call (measured on the same
+//                        machine); CUDA: the device is busy < 50% of a profiled step
+//   compute-bound        matrix multiplies and convolutions take >= 50% of the op (CPU) or kernel
+//                        (CUDA) time
+//   memory-bound         otherwise: elementwise, copy and reduction ops dominate
+//   undetermined         not input- or communication-bound, and no profile to tell the rest
+// A profiled verdict also states the achieved FLOP/s of the matrix multiplies and convolutions
+// over the profiled steps against the GEMM peak measured in the run's precision.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/phase_time.h"
+#include "reports/profile_summary.h"
+
+namespace dyno {
+
+inline constexpr double kInputBoundShare = 0.30;
+inline constexpr double kCommunicationBoundShare = 0.30;
+inline constexpr double kHostOverheadBoundShare = 0.50;
+inline constexpr double kComputeBoundGemmShare = 0.50;
+
+struct BottleneckVerdict {
+  std::string kind;      // input, communication, host_overhead, compute, memory, undetermined
+  std::string headline;  // "compute-bound, 38% of the measured bfloat16 GEMM peak"
+  std::string sentence;  // the headline with its evidence and what would help, one sentence
+  nlohmann::json evidence = nlohmann::json::object();  // the figures the decision read
+};
+
+// `device` is the run's device ("cpu" or "cuda").
+BottleneckVerdict decide_bottleneck(const std::map<std::string, PhaseTime>& phases, const std::optional<ProfileSummary>& profile,
+                                    const std::string& device);
+
+nlohmann::json to_json(const BottleneckVerdict& verdict);
+BottleneckVerdict verdict_from_json(const nlohmann::json& json, const std::string& where);
+
+}  // namespace dyno

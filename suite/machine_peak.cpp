@@ -1,0 +1,66 @@
+#include "suite/machine_peak.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "reports/run_config.h"
+#include "suite/device_backend.h"
+
+namespace dyno {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+}  // namespace
+
+MachinePeak measure_machine_peak(DeviceBackend& backend, const RunConfig& config) {
+  torch::NoGradGuard no_grad;
+  const c10::Device device = backend.device();
+  const bool cuda = device.is_cuda();
+  MachinePeak peak;
+  // The precision the run's matrix multiplies use: autocast's, else fp32 (TF32 on CUDA with tf32).
+  c10::ScalarType dtype = torch::kFloat;
+  if (config.amp == "bf16") dtype = torch::kBFloat16, peak.precision = "bfloat16";
+  else if (config.amp == "fp16") dtype = torch::kHalf, peak.precision = "float16";
+  else peak.precision = cuda && config.tf32 ? "tf32" : "float32";
+
+  // A square GEMM large enough to reach the hardware's rate: 2 n^3 FLOPs per product; the best of
+  // a few repetitions after one warm-up.
+  const int64_t n = cuda ? 8192 : 1024;
+  const auto options = torch::TensorOptions().dtype(dtype).device(device);
+  const auto a = torch::randn({n, n}, options), b = torch::randn({n, n}, options);
+  auto product = torch::matmul(a, b);
+  backend.synchronize();
+  double best_s = 1e300;
+  for (int repetition = 0; repetition < 10; ++repetition) {
+    const auto start = Clock::now();
+    product = torch::matmul(a, b);
+    backend.synchronize();
+    best_s = std::min(best_s, seconds_since(start));
+  }
+  peak.gemm_flops_per_s = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / best_s;
+
+  // The fixed cost of an op call (dispatch, output allocation, kernel call or launch), whatever
+  // its size: one-element calls of the kinds a training step is made of (out of place, in place,
+  // a matrix multiply), per call.
+  const auto x = torch::ones({1}, options), y = torch::ones({1, 1}, options);
+  auto calls = [&] {
+    product = torch::add(x, x);
+    product.mul_(2);
+    product = torch::addmm(x, y, y);
+  };
+  for (int i = 0; i < 100; ++i) calls();
+  backend.synchronize();
+  constexpr int kRounds = 1000;
+  const auto start = Clock::now();
+  for (int i = 0; i < kRounds; ++i) calls();
+  backend.synchronize();
+  peak.op_call_s = seconds_since(start) / (3 * kRounds);
+  return peak;
+}
+
+}  // namespace dyno

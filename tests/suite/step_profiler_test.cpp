@@ -1,0 +1,158 @@
+// `dyno train --profile`: LibTorch's profiler over the steps after warm-up, a Chrome trace, the
+// op table, and the bottleneck verdict on runs built to have each bottleneck (CPU, real training).
+#include "suite/step_profiler.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "reports/atomic_file.h"
+#include "reports/run_report.h"
+#include "suite/engine.h"
+#include "test_support.h"
+
+namespace dyno {
+namespace {
+
+RunConfig mlp(int64_t batch_size) {
+  RunConfig c;
+  c.workload = "fashion-mlp";
+  c.size = "small";
+  c.batch_size = batch_size;
+  c.warmup_steps = 3;
+  c.log_every_steps = 5;
+  c.max_steps = 30;
+  c.final_eval = false;
+  return c;
+}
+
+RunReport profiled_run(const RunConfig& config, const std::string& trace, int64_t steps = 5) {
+  EngineOptions options;
+  options.profile = {trace, steps};
+  return Engine(options).run(config);
+}
+
+TEST(StepProfiler, TraceHoldsDynosPhasesAndAtenOpsAndTheTableAccountsForTheProfiledSteps) {
+  const auto dir = testing::fresh_dir("profile_trace");
+  const std::string trace = (dir / "sub" / "trace.json").string();
+  const RunReport report = profiled_run(mlp(64), trace);
+  ASSERT_EQ(report.outcome, "ok") << report.outcome_reason;
+  ASSERT_TRUE(report.profile.has_value());
+  const ProfileSummary& p = *report.profile;
+  EXPECT_EQ(p.steps, 5);
+  EXPECT_EQ(p.trace_path, trace);
+
+  // A Chrome trace (what Perfetto and chrome://tracing open) with dyno's ranges and ATen ops.
+  const auto json = read_json_file(trace, "trace");
+  ASSERT_TRUE(json.contains("traceEvents"));
+  std::set<std::string> names;
+  for (const auto& e : json["traceEvents"])
+    if (e.contains("name") && e["name"].is_string()) names.insert(e["name"].get<std::string>());
+  for (const char* name : {"dyno::step", "dyno::data_wait", "dyno::forward", "dyno::backward", "dyno::optimizer", "aten::addmm", "aten::mm"})
+    EXPECT_EQ(names.count(name), 1u) << name;
+
+  // Every row's self time together is the profiled steps' time by dyno's own clock, within 10%.
+  EXPECT_NEAR(p.table_self_s() / p.wall_s, 1.0, 0.10) << p.table_self_s() << " s in the table, " << p.wall_s << " s of profiled steps";
+  bool addmm_with_shapes = false;
+  for (const auto& row : p.ops)
+    if (row.name == "aten::addmm") addmm_with_shapes = row.calls == 5 * 3 && row.input_shapes.find("[64, 784]") != std::string::npos && row.flops > 0;
+  EXPECT_TRUE(addmm_with_shapes) << "three linear layers a step, batch 64 of 784 pixels";
+  EXPECT_GT(p.ops_s, 0);
+  EXPECT_LE(p.ops_s, p.wall_s);
+  EXPECT_GT(p.gemm_flops, 0);
+  EXPECT_GT(p.peak_flops, 0);
+  EXPECT_GT(p.op_call_s, 0);
+  EXPECT_EQ(p.peak_precision, "float32");
+
+  // The profiled steps are not measured: the phases cover 30 - 3 warm-up - 5 profiled steps.
+  EXPECT_EQ(report.summary.steps, 30);
+  double phase_total_s = 0, per_step_ms = 0;
+  for (const auto& [name, phase] : report.phases)
+    if (name != "eval") phase_total_s += phase.total_s, per_step_ms += phase.per_step_ms;
+  EXPECT_NEAR(1000.0 * phase_total_s / per_step_ms, 22.0, 1e-6);
+  // Written and read back with the report.
+  const auto back = report_from_json(to_json(report));
+  ASSERT_TRUE(back.profile && back.verdict);
+  EXPECT_EQ(to_json(*back.profile), to_json(p));
+  testing::remove_tree(dir);
+}
+
+TEST(StepProfiler, WithoutProfileNoProfilerRunsAndTheVerdictSaysSo) {
+  const RunReport report = Engine().run(mlp(64));
+  ASSERT_EQ(report.outcome, "ok");
+  EXPECT_FALSE(report.profile.has_value());
+  ASSERT_TRUE(report.verdict.has_value());
+  EXPECT_TRUE(report.verdict->kind == "undetermined" || report.verdict->kind == "input") << report.verdict->sentence;
+}
+
+TEST(StepProfiler, ASlowDataSourceIsInputBound) {
+  const auto dir = testing::fresh_dir("profile_input");
+  RunConfig c = mlp(64);
+  c.data_delay_ms = 20;  // each batch takes 20 ms more to produce, in the training thread
+  c.max_steps = 14;
+  const RunReport report = profiled_run(c, (dir / "trace.json").string(), 3);
+  ASSERT_TRUE(report.verdict);
+  EXPECT_EQ(report.verdict->kind, "input") << report.verdict->sentence;
+  testing::remove_tree(dir);
+}
+
+TEST(StepProfiler, ATinyBatchIsHostOverheadBound) {
+  const auto dir = testing::fresh_dir("profile_tiny");
+  RunConfig c = mlp(1);
+  c.max_steps = 60;
+  const RunReport report = profiled_run(c, (dir / "trace.json").string(), 20);
+  ASSERT_TRUE(report.verdict);
+  EXPECT_EQ(report.verdict->kind, "host_overhead") << report.verdict->sentence;
+  testing::remove_tree(dir);
+}
+
+TEST(StepProfiler, ALargeBatchIsComputeBoundAndStatesItsShareOfTheMeasuredPeak) {
+  const auto dir = testing::fresh_dir("profile_large");
+  RunConfig c = mlp(1024);
+  c.num_workers = 1;  // batches of 1024 built beside the training thread, not in it
+  c.max_steps = 12;
+  const RunReport report = profiled_run(c, (dir / "trace.json").string(), 3);
+  ASSERT_TRUE(report.verdict);
+  EXPECT_EQ(report.verdict->kind, "compute") << report.verdict->sentence;
+  EXPECT_NE(report.verdict->headline.find("of the measured float32 GEMM peak"), std::string::npos) << report.verdict->headline;
+  const double fraction = report.verdict->evidence["peak_fraction"].get<double>();
+  EXPECT_GT(fraction, 0.0);
+  EXPECT_LT(fraction, 1.5);  // a run cannot be much faster than the GEMM peak measured beside it
+  testing::remove_tree(dir);
+}
+
+TEST(StepProfiler, ADataParallelRunWithOverlapOffIsCommunicationBound) {
+  const auto dir = testing::fresh_dir("profile_ddp");
+  const std::string out = (dir / "run.json").string();
+  const auto r = testing::run_dyno("launch --nproc 2 -- dyno train -w fashion-mlp --set size=small max_steps=30 warmup_steps=3 batch_size=32 "
+                                   "final_eval=false ddp.backend=gloo ddp.overlap=false --profile " + (dir / "trace.json").string() +
+                                   " --profile-steps 3 --no-progress --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const RunReport report = read_report(out);
+  ASSERT_TRUE(report.verdict);
+  EXPECT_EQ(report.verdict->kind, "communication") << report.verdict->sentence;
+  EXPECT_TRUE(std::filesystem::exists(dir / "trace.rank1.json")) << "every rank is profiled alike";
+  testing::remove_tree(dir);
+}
+
+TEST(StepProfiler, ARunEndingInsideItsProfiledStepsKeepsThoseAndOneEndingBeforeThemSaysSo) {
+  const auto dir = testing::fresh_dir("profile_short");
+  const std::string run = "train -w fashion-mlp --set size=tiny warmup_steps=3 --no-progress --profile " + (dir / "trace.json").string() +
+                          " --out " + (dir / "run.json").string();
+  auto r = testing::run_dyno(run + " --set max_steps=4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = read_report((dir / "run.json").string());
+  ASSERT_TRUE(report.profile.has_value());
+  EXPECT_EQ(report.profile->steps, 1);
+  r = testing::run_dyno(run + " --set max_steps=3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the run ended before its profiled steps"), std::string::npos) << r.output;
+  EXPECT_FALSE(read_report((dir / "run.json").string()).profile.has_value());
+  const auto bad = testing::run_dyno("train -w fashion-mlp --set size=tiny max_steps=4 --profile x.json --profile-steps 0 --no-progress");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--profile-steps"), std::string::npos) << bad.output;
+  testing::remove_tree(dir);
+}
+
+}  // namespace
+}  // namespace dyno
