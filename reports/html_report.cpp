@@ -42,6 +42,12 @@ std::string tick(double v) {
 
 double safe(const nlohmann::json& j, const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0; }
 
+// A run after the search (verification, profile): not one of the search's trials.
+bool after_search(const nlohmann::json& trial) {
+  const std::string stage = trial.value("stage", "");
+  return stage == "verify" || stage == "profile";
+}
+
 const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
 // A plot area with axes, ticks and labels; maps data to pixels.
@@ -80,6 +86,7 @@ std::string throughput_chart(const nlohmann::json& trials, int64_t best_id) {
   double hi = 0;
   int64_t n = 0;
   for (const auto& t : trials) {
+    if (after_search(t)) continue;
     hi = std::max({hi, safe(t, "ci_high"), safe(t, "samples_per_second")});
     n = std::max<int64_t>(n, t.value("id", int64_t{0}));
   }
@@ -89,7 +96,7 @@ std::string throughput_chart(const nlohmann::json& trials, int64_t best_id) {
   std::ostringstream s;
   s << p.open() << p.frame();
   for (const auto& t : trials) {
-    if (t.value("stage", "") == "verify") continue;
+    if (after_search(t)) continue;
     const double x = p.px(static_cast<double>(t.value("id", int64_t{0})));
     const bool ok = t.value("outcome", "") == "ok";
     const double v = safe(t, "samples_per_second");
@@ -114,7 +121,7 @@ std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& fro
   p.y_label = "samples/s";
   double xmin = 1e300, xmax = 0, ymax = 0;
   for (const auto& t : trials) {
-    if (t.value("outcome", "") != "ok" || t.value("stage", "") == "verify") continue;
+    if (t.value("outcome", "") != "ok" || after_search(t)) continue;
     const double m = safe(t, "peak_memory_bytes") / 1048576.0;
     xmin = std::min(xmin, m);
     xmax = std::max(xmax, m);
@@ -128,7 +135,7 @@ std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& fro
   std::ostringstream s;
   s << p.open() << p.frame();
   for (const auto& t : trials) {
-    if (t.value("outcome", "") != "ok" || t.value("stage", "") == "verify") continue;
+    if (t.value("outcome", "") != "ok" || after_search(t)) continue;
     s << "<circle cx='" << p.px(safe(t, "peak_memory_bytes") / 1048576.0) << "' cy='" << p.py(safe(t, "samples_per_second"))
       << "' r='3.5' fill='#9aa9c4'><title>trial " << t["id"] << ": " << escape(t.value("changes", "")) << "</title></circle>";
   }
@@ -143,15 +150,18 @@ std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& fro
   return s.str();
 }
 
-std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json>>& series, const char* curve, const std::string& y_label) {
+// One line per run; x is the optimizer step ("step") or the wall-clock time since the run
+// started ("time_s").
+std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json>>& series, const char* curve, const std::string& y_label,
+                         const char* x = "step") {
   Plot p;
-  p.x_label = "optimizer step";
+  p.x_label = std::string(x) == "time_s" ? "wall-clock time (s)" : "optimizer step";
   p.y_label = y_label;
   double xmax = 0, ymin = 1e300, ymax = -1e300;
   for (const auto& [label, report] : series)
     for (const auto& pt : report["curves"][curve]) {
       if (!pt["value"].is_number()) continue;
-      xmax = std::max(xmax, safe(pt, "step"));
+      xmax = std::max(xmax, safe(pt, x));
       ymin = std::min(ymin, pt["value"].get<double>());
       ymax = std::max(ymax, pt["value"].get<double>());
     }
@@ -165,7 +175,7 @@ std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json
   for (const auto& [label, report] : series) {
     std::string path;
     for (const auto& pt : report["curves"][curve])
-      if (pt["value"].is_number()) path += (path.empty() ? "M" : " L") + format_fixed(p.px(safe(pt, "step"))) + " " + format_fixed(p.py(pt["value"].get<double>()));
+      if (pt["value"].is_number()) path += (path.empty() ? "M" : " L") + format_fixed(p.px(safe(pt, x))) + " " + format_fixed(p.py(pt["value"].get<double>()));
     const char* c = kPalette[color % 8];
     s << "<path d='" << path << "' fill='none' stroke='" << c << "' stroke-width='1.8'><title>" << escape(label) << "</title></path>";
     s << "<rect x='" << p.width - p.right - 250 << "' y='" << p.top + 8 + 15 * color << "' width='10' height='10' fill='" << c << "'/>"
@@ -202,6 +212,58 @@ std::string phase_chart(const nlohmann::json& report) {
     ++color;
   }
   s << "<text x='" << 10 + bar + 8 << "' y='30' font-size='12'>" << num(total) << " ms/step</text></svg>";
+  return s.str();
+}
+
+// The profiled runs' verdicts: what limits the default and the chosen configuration.
+std::string verdict_table(const nlohmann::json& profiles) {
+  std::ostringstream s;
+  s << "<table><tr><th>configuration</th><th>at</th><th>verdict</th><th>trace</th></tr>";
+  for (const char* which : {"default", "best"}) {
+    const auto& entry = profiles.value(which, nlohmann::json::object());
+    const auto& verdict = entry.value("verdict", nlohmann::json());
+    s << "<tr><td>" << (std::string(which) == "best" ? "tuned" : "default") << "</td><td>" << escape(entry.value("at", "")) << "</td><td>";
+    if (verdict.is_object()) {
+      // The sentence is the headline, ": ", then its evidence.
+      const std::string headline = verdict.value("headline", ""), sentence = verdict.value("sentence", "");
+      const std::string evidence = sentence.rfind(headline + ": ", 0) == 0 ? sentence.substr(headline.size() + 2) : sentence;
+      s << "<b>" << escape(headline) << "</b><br><span class='meta'>" << escape(evidence) << "</span>";
+    }
+    else
+      s << "not profiled: " << escape(entry.value("outcome", "")) << " " << escape(entry.value("reason", ""));
+    const auto& trace = entry.value("trace", nlohmann::json());
+    s << "</td><td>" << (trace.is_string() ? escape(trace.get<std::string>()) : std::string("-")) << "</td></tr>";
+  }
+  s << "</table><p class='meta'>Each configuration run once more with <code>dyno train --profile</code>: LibTorch's profiler over "
+       "steps after warm-up; open a trace in https://ui.perfetto.dev or chrome://tracing.</p>";
+  return s.str();
+}
+
+// A profiled run's op table: the top events by self time, with calls, FLOPs and input shapes.
+std::string op_table(const nlohmann::json& profile) {
+  const double wall = safe(profile, "wall_s");
+  const double steps = std::max(1.0, safe(profile, "steps"));
+  std::ostringstream s;
+  s << "<table><tr><th>op</th><th>self ms/step</th><th>self %</th><th>total ms/step</th><th>calls/step</th><th>GFLOP/step</th><th>input shapes (costliest call)</th></tr>";
+  for (const auto& row : profile.value("ops", nlohmann::json::array())) {
+    const double self = safe(row, "self_s");
+    s << "<tr><td>" << escape(row.value("name", "")) << "</td><td>" << format_fixed(1000 * self / steps, 3) << "</td><td>"
+      << format_fixed(wall > 0 ? 100 * self / wall : 0, 1) << "</td><td>" << format_fixed(1000 * safe(row, "total_s") / steps, 3) << "</td><td>"
+      << format_fixed(safe(row, "calls") / steps, 1) << "</td><td>" << (safe(row, "flops") > 0 ? format_fixed(safe(row, "flops") / steps / 1e9, 3) : "")
+      << "</td><td>" << escape(row.value("input_shapes", "").substr(0, 90)) << "</td></tr>";
+  }
+  s << "</table>";
+  if (!profile.value("kernels", nlohmann::json::array()).empty()) {
+    s << "<p>Device kernels:</p><table><tr><th>kernel</th><th>ms/step</th><th>calls/step</th></tr>";
+    for (const auto& row : profile["kernels"])
+      s << "<tr><td>" << escape(row.value("name", "").substr(0, 100)) << "</td><td>" << format_fixed(1000 * safe(row, "self_s") / steps, 3)
+        << "</td><td>" << format_fixed(safe(row, "calls") / steps, 1) << "</td></tr>";
+    s << "</table>";
+  }
+  double table_s = 0;
+  for (const auto& row : profile.value("ops", nlohmann::json::array())) table_s += safe(row, "self_s");
+  s << "<p class='meta'>" << format_fixed(1000 * wall / steps, 3) << " ms per profiled step; the rows' self times add up to "
+    << format_fixed(wall > 0 ? 100 * table_s / wall : 0, 0) << "% of it (dyno:: rows: time in dyno's phases outside any op).</p>";
   return s.str();
 }
 
@@ -252,9 +314,15 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
     auto seconds = [](const nlohmann::json& t) { return t.is_number() ? format_fixed(t.get<double>(), 1) + " s" : std::string("not reached"); };
     h << "<p>Verification (trained to the target): tuned " << seconds(v["best"]["time_to_target_s"]) << ", default "
       << seconds(v["default"]["time_to_target_s"]);
-    if (v["speedup"].is_number()) h << ", <b>" << format_fixed(v["speedup"].get<double>(), 2) << "x sooner</b>";
+    if (v["speedup"].is_number()) {
+      const double speedup = v["speedup"].get<double>();
+      if (speedup >= 1) h << ", <b>" << format_fixed(speedup, 2) << "x sooner</b>";
+      else h << ", <b>" << format_fixed(speedup, 2) << "x</b> (the default reached it sooner)";
+    }
     h << ".</p>";
   }
+  const auto& profiles = tune.value("profiles", nlohmann::json());
+  if (profiles.is_object()) h << "<h2>What limits it: bottleneck verdicts</h2>" << verdict_table(profiles);
   h << "<h2>Throughput per trial</h2>" << throughput_chart(trials, best_id)
     << "<p class='meta'>Dots: median samples/s; bars: 95% interval of the median; green: the best; red &#x2715;: failed or rejected trials (hover for the reason).</p>";
   h << "<h2>Throughput / peak memory Pareto front</h2>" << pareto_chart(trials, tune.value("pareto_front", nlohmann::json::array()));
@@ -262,7 +330,7 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   std::vector<std::pair<std::string, nlohmann::json>> series;
   std::vector<std::pair<double, int64_t>> ranked;
   for (const auto& t : trials)
-    if (t.value("outcome", "") == "ok" && t.value("stage", "") != "verify") ranked.emplace_back(safe(t, "samples_per_second"), t.value("id", int64_t{0}));
+    if (t.value("outcome", "") == "ok" && !after_search(t)) ranked.emplace_back(safe(t, "samples_per_second"), t.value("id", int64_t{0}));
   std::sort(ranked.rbegin(), ranked.rend());
   for (size_t i = 0; i < ranked.size() && series.size() < 6; ++i) {
     auto it = trial_reports.find(ranked[i].second);
@@ -280,7 +348,17 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   h << "<h2>Loss curves of the fastest configurations</h2>" << curves_chart(series, "loss", "training loss");
   if (!verify_series.empty()) {
     h << "<h2>Verification runs: loss and metric</h2>" << curves_chart(verify_series, "loss", "training loss")
-      << curves_chart(verify_series, "metric", "evaluation metric");
+      << curves_chart(verify_series, "metric", "evaluation metric")
+      << "<h2>Verification runs against wall-clock time</h2><p class='meta'>Time to target is the point: the same runs, with "
+         "the time since each run started on the x axis.</p>"
+      << curves_chart(verify_series, "metric", "evaluation metric", "time_s") << curves_chart(verify_series, "loss", "training loss", "time_s");
+  }
+  if (profiles.is_object()) {
+    const int64_t profiled_best = profiles.value("best", nlohmann::json::object()).value("trial", int64_t{-1});
+    auto it = trial_reports.find(profiled_best);
+    h << "<h2>Op table of the chosen configuration</h2>";
+    if (it != trial_reports.end() && it->second.value("profile", nlohmann::json()).is_object()) h << op_table(it->second["profile"]);
+    else h << "<p>The chosen configuration's profiled run report is not available.</p>";
   }
   h << "<h2>Phase breakdown of the best configuration</h2>";
   if (auto it = trial_reports.find(best_id); it != trial_reports.end()) h << phase_chart(it->second);

@@ -1,7 +1,9 @@
 // Renders a tuning run (DIR/report.json plus each trial's run report under DIR/trials/) as one
-// self-contained HTML file with inline SVG charts: throughput per trial with its interval, the
-// throughput / peak-memory Pareto front, loss curves per configuration, the phase breakdown of
-// the best configuration, and (when given) the technique table. No scripts, no external assets.
+// self-contained HTML file with inline SVG charts: the bottleneck verdicts of the default and the
+// chosen configuration, throughput per trial with its interval, the throughput / peak-memory
+// Pareto front, loss curves per configuration, the verification runs against steps and
+// wall-clock time, the chosen configuration's op table, the phase breakdown of the best
+// configuration, and (when given) the technique table. No scripts, no external assets.
 #pragma once
 
 #include <map>

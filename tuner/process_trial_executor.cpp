@@ -31,7 +31,7 @@ RunConfig ProcessTrialExecutor::trial_config(const nlohmann::json& point, const 
   } else {
     c.stop_at_target = false;
     c.final_eval = false;
-    c.max_steps = c.warmup_steps + options_.measure_steps * request.units;
+    c.max_steps = c.warmup_steps + options_.profile_steps + options_.measure_steps * request.units;
     // About 16 windows per unit, so that the median's 95% interval is made of inner order
     // statistics (with 4 windows it is [min, max] and every pair of configs ties); the same
     // window length at every level, so that pooled measurements are alike.
@@ -73,6 +73,7 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   std::vector<std::string> launcher = options_.launcher;
   if (launcher.empty() && config.ddp.world_size > 1) launcher = {options_.dyno_binary, "launch", "--nproc", "{ddp.world_size}", "--"};
   std::vector<std::string> argv = {options_.dyno_binary, "train", "--config", config_path, "--out", report_path, "--no-progress"};
+  if (options_.profile_steps > 0) argv.insert(argv.end(), {"--profile", dir + "/trace.json", "--profile-steps", std::to_string(options_.profile_steps)});
   if (!launcher.empty()) {
     try {
       argv = ProgramCommand(argv, launcher).argv_for(to_json(config), config.seed);

@@ -29,6 +29,8 @@ struct ProcessTrialOptions {
   int64_t memory_limit_bytes = 0;   // 0 = none
   bool to_target = false;           // time-to-target trials: train until the target (or the cap);
                                     // budget level L then runs with seed base + L - 1
+  int64_t profile_steps = 0;        // > 0: `dyno train --profile <trial>/trace.json` over this many
+                                    // steps after warm-up, which are added to the run
 };
 
 class ProcessTrialExecutor : public TrialExecutor {

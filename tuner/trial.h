@@ -44,7 +44,10 @@ struct Trial {
   bool ok() const { return outcome == "ok"; }
   // A successful search measurement: a candidate for the best (not a verification run or the
   // guard's fp32 reference).
-  bool candidate() const { return ok() && stage != "verify" && stage != "guard-reference"; }
+  bool candidate() const { return ok() && !after_search() && stage != "guard-reference"; }
+  // A run of a chosen point after the search (verification to the target, a profile): not a
+  // candidate, and not part of the search's cost.
+  bool after_search() const { return stage == "verify" || stage == "profile"; }
   // A candidate the guard has passed (not guard_pending): one that can be chosen as the best.
   bool choosable() const { return candidate() && !guard_pending; }
 };

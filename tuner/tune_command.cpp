@@ -61,6 +61,7 @@ struct TuneArgs {
   double verify_cap_s = 900;
   int verify_seeds = 1;
   bool no_verify = false;
+  bool no_profile = false;
   bool quiet = false;
   int64_t max_ranks = 1;
   // An external program (--command ...): its argument vector, the launcher, the target.
@@ -153,9 +154,28 @@ void open_journal(const std::string& dir, const nlohmann::json& header, bool res
                                   "); give the same options as the first run, or choose another --out");
 }
 
-// What a trial executor is for: a search's throughput trials, its time-to-target trials, or the
-// verification's runs to the target (no memory limit).
-enum class TrialPurpose { Throughput, ToTarget, Verify };
+// What a trial executor is for: a search's throughput trials, its time-to-target trials, the
+// verification's runs to the target (no memory limit), or the profiles of the default and the
+// chosen configuration (throughput trials under LibTorch's profiler).
+enum class TrialPurpose { Throughput, ToTarget, Verify, Profile };
+
+inline constexpr int64_t kProfiledSteps = 5;
+
+// A profiled run of the default or the chosen configuration, for the tune report: its verdict,
+// its report and trace, and what it is ("batch_size 512 with bf16").
+nlohmann::json profile_entry(const Trial& trial) {
+  nlohmann::json entry = {{"trial", trial.id}, {"outcome", trial.outcome}, {"reason", trial.reason}, {"report", trial.report_path},
+                          {"verdict", nullptr}, {"trace", nullptr}, {"at", ""}};
+  if (trial.report_path.empty() || !std::filesystem::exists(trial.report_path)) return entry;
+  const RunReport report = read_report(trial.report_path);
+  if (report.verdict) entry["verdict"] = to_json(*report.verdict);
+  if (report.profile) entry["trace"] = report.profile->trace_path;
+  const nlohmann::json& config = report.config;
+  std::string at = "batch_size " + config.value("batch_size", nlohmann::json(0)).dump();
+  if (config.value("amp", std::string("off")) != "off") at += " with " + config.value("amp", std::string());
+  entry["at"] = at;
+  return entry;
+}
 
 // How trials run: `dyno train` of a workload, or an external program. `base` holds the knob
 // values under every point (as JSON: the RunConfig's, or the program's point).
@@ -178,12 +198,13 @@ class WorkloadTrials : public TrialSource {
     ProcessTrialOptions o = options_;
     o.base = config_from_json(base);
     o.trial_dir = trial_dir;
-    if (purpose != TrialPurpose::Throughput) {
+    if (purpose == TrialPurpose::ToTarget || purpose == TrialPurpose::Verify) {
       o.to_target = true;
       o.time_cap_s = args_.verify_cap_s;
       o.timeout_s = args_.verify_cap_s * 2;
     }
-    if (purpose == TrialPurpose::Verify) o.memory_limit_bytes = 0;
+    if (purpose == TrialPurpose::Verify || purpose == TrialPurpose::Profile) o.memory_limit_bytes = 0;
+    if (purpose == TrialPurpose::Profile) o.profile_steps = kProfiledSteps;
     return std::make_unique<ProcessTrialExecutor>(o);
   }
   nlohmann::json header(const nlohmann::json& base) const override { return base; }
@@ -505,7 +526,10 @@ int run_tune(const TuneArgs& args) {
       }
     }
     const bool can_verify = !program || !args.target.empty();
-    if (const Trial* best = final_phase->tuner->best(); best && !args.no_verify && can_verify) {
+    // (A copy: the tuner's trials grow with every run below.)
+    const std::optional<nlohmann::json> best_point =
+        final_phase->tuner->best() ? std::optional<nlohmann::json>(final_phase->tuner->best()->point) : std::nullopt;
+    if (best_point && !args.no_verify && can_verify) {
       // Verification: the winner and the default configuration, both trained to the target.
       const auto tuned_verifier = trials.executor(final_phase->base, final_phase->dir + "/trials", TrialPurpose::Verify);
       const auto default_verifier = trials.executor(base, final_phase->dir + "/trials", TrialPurpose::Verify);
@@ -524,7 +548,7 @@ int run_tune(const TuneArgs& args) {
       const int64_t base_seed = program ? static_cast<int64_t>(args.seed) : base.value("seed", int64_t{0});
       for (int s = 0; s < args.verify_seeds; ++s) {
         const std::string suffix = s == 0 ? "" : "-seed" + std::to_string(s);
-        nlohmann::json tuned_point = best->point, default_point = nlohmann::json::object();
+        nlohmann::json tuned_point = *best_point, default_point = nlohmann::json::object();
         if (s > 0 && !program) tuned_point["seed"] = default_point["seed"] = base_seed + s;
         const Trial tuned = final_phase->tuner->verify(*tuned_verifier, tuned_point, "best" + suffix, 1 + (program ? s : 0));
         const Trial fallback = final_phase->tuner->verify(*default_verifier, default_point, "default" + suffix, 1 + (program ? s : 0));
@@ -539,6 +563,14 @@ int run_tune(const TuneArgs& args) {
       }
       summary.verification = {{"best", pairs[0]["best"]}, {"default", pairs[0]["default"]}, {"seeds", pairs},
                               {"speedup", all_reached ? nlohmann::json(default_total / tuned_total) : nlohmann::json(nullptr)}};
+    }
+    if (best_point && !program && !args.no_profile) {
+      // What limits the default and the chosen configuration: each run once more, profiled.
+      const auto tuned_profiler = trials.executor(final_phase->base, final_phase->dir + "/trials", TrialPurpose::Profile);
+      const auto default_profiler = trials.executor(base, final_phase->dir + "/trials", TrialPurpose::Profile);
+      const Trial tuned = final_phase->tuner->verify(*tuned_profiler, *best_point, "best", 1, "profile");
+      const Trial fallback = final_phase->tuner->verify(*default_profiler, nlohmann::json::object(), "default", 1, "profile");
+      summary.profiles = {{"best", profile_entry(tuned)}, {"default", profile_entry(fallback)}};
     }
   } catch (const TuningInterrupted&) {
     std::fprintf(stderr, "[tune] interrupted: the trials so far are journaled under %s; continue with --resume\n", args.out.c_str());
@@ -601,6 +633,18 @@ int run_tune(const TuneArgs& args) {
         std::printf("verification over %zu seeds: speedup %s (total default time / total tuned time)\n", v["seeds"].size(),
                     v["speedup"].is_null() ? "n/a" : (format_fixed(v["speedup"].get<double>(), 2) + "x").c_str());
     }
+    if (summary.profiles.is_object()) {
+      // "bottleneck: default input-bound at batch_size 64; tuned compute-bound, 38% of ... at batch_size 512 with bf16"
+      std::string line;
+      for (const char* which : {"default", "best"}) {
+        const auto& entry = summary.profiles[which];
+        const std::string label = std::string(which) == "best" ? "tuned" : "default";
+        line += (line.empty() ? "" : "; ") + label + " " +
+                (entry["verdict"].is_object() ? entry["verdict"]["headline"].get<std::string>() + " at " + entry["at"].get<std::string>()
+                                              : "not profiled (" + entry["outcome"].get<std::string>() + ")");
+      }
+      std::printf("bottleneck: %s (profiles: trials/profile-*/trace.json)\n", line.c_str());
+    }
     int64_t trial_count = tuner.executed_trials();
     double spent = tuner.spent_s();
     if (two_phases) {
@@ -642,6 +686,8 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   cmd->add_flag("--no-verify", args->no_verify, "skip training the winner and the default to the target");
+  cmd->add_flag("--no-profile", args->no_profile,
+                "skip profiling the default and the chosen configuration (two short runs under LibTorch's profiler that give each a bottleneck verdict)");
   cmd->add_flag("--quiet,-q", args->quiet, "no progress lines or table");
   cmd->add_option("--max-ranks", args->max_ranks, "allow data-parallel trials up to this many local ranks (adds the ddp.* axes)")->capture_default_str();
   cmd->add_option("--launcher", args->launcher,

@@ -56,6 +56,7 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
           {"cost", {{"trials", tuner.executed_trials()}, {"trial_time_s", tuner.spent_s()}, {"wall_time_s", summary.wall_time_s}}},
           {"throughput_phase", summary.throughput_phase},
           {"verification", summary.verification},
+          {"profiles", summary.profiles},
           {"environment", summary.environment}};
 }
 

@@ -1,5 +1,5 @@
 // The tuner's outputs: DIR/report.json (every trial with outcome, metrics and intervals; the best;
-// the throughput/memory Pareto front; the cost; the verification), DIR/best-config.json (loadable
+// the throughput/memory Pareto front; the cost; the verification; the bottleneck verdicts), DIR/best-config.json (loadable
 // by `dyno train --config`; for a program: its command line and environment), DIR/best-config.py
 // (the same settings as PyTorch Python; for a program: best-config.sh), and the console table of
 // trials.
@@ -24,6 +24,8 @@ struct TuneSummary {
   nlohmann::json verification = nullptr;  // {best, default, speedup} or null
   nlohmann::json environment = nullptr;   // from the best trial's run report
   nlohmann::json throughput_phase = nullptr;  // time-to-target runs: phase 1's report path, best and cost
+  // {best, default}: each configuration's profiled run (trial, verdict, report, trace, "at"), or null
+  nlohmann::json profiles = nullptr;
 };
 
 nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary);

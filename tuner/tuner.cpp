@@ -32,14 +32,14 @@ void Tuner::append_to_journal(const Trial& trial) {
 
 int64_t Tuner::executed_trials() const {
   int64_t n = 0;
-  for (const auto& t : trials_) n += t.stage != "verify";
+  for (const auto& t : trials_) n += !t.after_search();
   return n;
 }
 
 double Tuner::spent_s() const {
   double s = 0;
   for (const auto& t : trials_)
-    if (t.stage != "verify") s += t.wall_time_s;
+    if (!t.after_search()) s += t.wall_time_s;
   return s;
 }
 
@@ -175,17 +175,18 @@ double Tuner::seeds_objective(const Trial& trial) const {
   return static_cast<double>(trial.budget_level) / total;
 }
 
-const Trial& Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level) {
-  const std::string key = "verify:" + label + ":" + point_key(point);
+const Trial& Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level,
+                          const std::string& stage) {
+  const std::string key = stage + ":" + label + ":" + point_key(point);
   if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
   const int64_t id = static_cast<int64_t>(trials_.size()) + 1;
   TrialRequest request;
   request.budget_level = budget_level;
-  Trial trial = executor.execute(point, request, "verify-" + label);
+  Trial trial = executor.execute(point, request, stage + "-" + label);
   if (trial.outcome == "interrupted") throw TuningInterrupted{};
   trial.id = id;
   trial.key = key;
-  trial.stage = "verify";
+  trial.stage = stage;
   trial.objective = trial.time_to_target_s ? 1.0 / std::max(*trial.time_to_target_s, 1e-9) : 0.0;
   by_key_[key] = trials_.size();
   trials_.push_back(trial);
@@ -282,7 +283,7 @@ void Tuner::confirm_best(size_t count, int64_t level) {
 std::vector<const Trial*> Tuner::pareto_front() const {
   std::vector<const Trial*> front;
   // Only configurations a user could take: measured, and past the convergence guard.
-  auto eligible = [](const Trial& t) { return t.ok() && t.stage != "verify" && !t.guard_pending; };
+  auto eligible = [](const Trial& t) { return t.ok() && !t.after_search() && !t.guard_pending; };
   for (const auto& t : trials_) {
     if (!eligible(t)) continue;
     bool dominated = false;

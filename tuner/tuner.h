@@ -67,10 +67,12 @@ class Tuner {
   // throughput candidate that is not preferred to `race` gets no fp32 reference measured for it
   // (guard_pending): it is not adopted, and a higher level that measures it checks it then.
   const Trial& measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level = 1, const Trial* race = nullptr);
-  // A verification trial (to the target, with another executor): journaled, memoised under
-  // "verify:" keys, not counted against the search budget. `budget_level` picks the seed of an
-  // executor whose level L is the L-th seed.
-  const Trial& verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level = 1);
+  // A run of a chosen point after the search, with another executor: a verification to the
+  // target (stage "verify") or a profile (stage "profile"). Journaled, memoised under
+  // "<stage>:<label>:" keys, not counted against the search budget. `budget_level` picks the seed
+  // of an executor whose level L is the L-th seed.
+  const Trial& verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level = 1,
+                      const std::string& stage = "verify");
   // Runs the named strategy until it is done or the budget is spent.
   void run();
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+#include <vector>
+
 namespace dyno {
 namespace {
 
@@ -16,6 +19,47 @@ nlohmann::json tune_report() {
       {"id": 2, "stage": "batch-grow", "outcome": "ok", "samples_per_second": 200, "ci_low": 190, "ci_high": 210, "peak_memory_bytes": 200000000, "changes": "batch_size=128"},
       {"id": 3, "stage": "knobs", "outcome": "crashed", "reason": "killed by signal 11 <segv>", "samples_per_second": 0, "changes": "amp=bf16"}],
     "verification": {"best": {"time_to_target_s": 2.0}, "default": {"time_to_target_s": 5.0}, "speedup": 2.5}})json");
+}
+
+// A tuning run with its verification and profiled runs (ids 4 to 7), as `dyno tune` writes them.
+nlohmann::json tune_report_with_final_runs() {
+  auto tune = tune_report();
+  for (const auto& [id, stage, key] : std::vector<std::tuple<int, const char*, const char*>>{
+           {4, "verify", "verify:best:{}"}, {5, "verify", "verify:default:{}"}, {6, "profile", "profile:best:{}"}, {7, "profile", "profile:default:{}"}})
+    tune["trials"].push_back({{"id", id}, {"stage", stage}, {"key", key}, {"outcome", "ok"}, {"samples_per_second", 999999}});
+  tune["profiles"] = {
+      {"best", {{"trial", 6}, {"at", "batch_size 512 with bf16"}, {"trace", "runs/x/trials/profile-best/trace.json"},
+                {"verdict", {{"kind", "compute"}, {"headline", "compute-bound, 38% of the measured bfloat16 GEMM peak"}, {"sentence", "s1"}}}}},
+      {"default", {{"trial", 7}, {"at", "batch_size 64"}, {"verdict", {{"kind", "input"}, {"headline", "input-bound"}, {"sentence", "s2 <data>"}}}}}};
+  return tune;
+}
+
+TEST(HtmlReport, StatesTheVerdictsTheChosenOpTableAndVerificationAgainstWallClockTime) {
+  std::map<int64_t, nlohmann::json> runs;
+  const auto curve = nlohmann::json::parse(R"({"loss": [{"step": 10, "time_s": 1.5, "value": 2.0}, {"step": 20, "time_s": 3.0, "value": 1.0}],
+                                               "metric": [{"step": 20, "time_s": 3.2, "value": 0.9}]})");
+  runs[4] = {{"curves", curve}};
+  runs[5] = {{"curves", curve}};
+  runs[6] = {{"profile", {{"steps", 5}, {"wall_s", 0.05},
+                          {"ops", {{{"name", "aten::addmm"}, {"calls", 15}, {"self_s", 0.03}, {"total_s", 0.031}, {"flops", 5e9},
+                                    {"input_shapes", "[[512], [512, 784], [784, 256]]"}},
+                                   {{"name", "dyno::data_wait"}, {"calls", 5}, {"self_s", 0.019}, {"total_s", 0.02}, {"flops", 0}}}}}}};
+  const std::string html = render_html_report(tune_report_with_final_runs(), runs, nullptr);
+  EXPECT_NE(html.find("What limits it: bottleneck verdicts"), std::string::npos);
+  EXPECT_NE(html.find("compute-bound, 38% of the measured bfloat16 GEMM peak"), std::string::npos);
+  EXPECT_NE(html.find("batch_size 512 with bf16"), std::string::npos);
+  EXPECT_NE(html.find("s2 &lt;data&gt;"), std::string::npos);
+  EXPECT_NE(html.find("runs/x/trials/profile-best/trace.json"), std::string::npos);
+  // The op table, per step: 30 ms of addmm over 5 steps is 6 ms a step, 60% of the profiled time.
+  EXPECT_NE(html.find("Op table of the chosen configuration"), std::string::npos);
+  EXPECT_NE(html.find("<td>aten::addmm</td><td>6.000</td><td>60.0</td>"), std::string::npos);
+  EXPECT_NE(html.find("[[512], [512, 784], [784, 256]]"), std::string::npos);
+  EXPECT_NE(html.find("add up to 98% of it"), std::string::npos);
+  EXPECT_NE(html.find("Verification runs against wall-clock time"), std::string::npos);
+  EXPECT_NE(html.find("wall-clock time (s)"), std::string::npos);
+  // Runs after the search are listed with every trial, but are not plotted as the search's.
+  EXPECT_NE(html.find("<td>999999</td>"), std::string::npos);
+  EXPECT_EQ(html.find("999999 samples/s"), std::string::npos);
 }
 
 TEST(HtmlReport, SelfContainedWithEveryChart) {

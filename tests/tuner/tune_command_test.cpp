@@ -84,12 +84,20 @@ TEST(TuneCommand, KillNineThenResumeLosesAndRepeatsNothing) {
   const auto after = journal_trials(dir + "/run/journal.jsonl");
   std::set<std::string> keys;
   for (const auto& t : after) EXPECT_TRUE(keys.insert(t["key"].get<std::string>()).second) << "trial run twice: " << t["key"];
-  EXPECT_EQ(after.size(), 6u);
+  EXPECT_EQ(after.size(), 8u);  // the grid's 6, then the chosen and the default configuration profiled
   for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i], before[i]);  // nothing lost or rewritten
 
   auto report = nlohmann::json::parse(read_file(dir + "/run/report.json"));
   EXPECT_EQ(report["kind"], "tune");
-  EXPECT_EQ(report["trials"].size(), 6u);
+  EXPECT_EQ(report["trials"].size(), 8u);
+  EXPECT_EQ(report["cost"]["trials"], 6);  // profiles are not part of the search's cost
+  for (const char* which : {"best", "default"}) {
+    const auto& profile = report["profiles"][which];
+    EXPECT_EQ(profile["outcome"], "ok") << which;
+    EXPECT_TRUE(profile["verdict"]["headline"].is_string()) << which;
+    EXPECT_TRUE(std::filesystem::exists(profile["trace"].get<std::string>())) << which;
+  }
+  EXPECT_EQ(report["profiles"]["best"]["at"], "batch_size " + report["best"]["point"]["batch_size"].dump());
   EXPECT_FALSE(report["best"].is_null());
   EXPECT_FALSE(report["pareto_front"].empty());
   auto best = nlohmann::json::parse(read_file(dir + "/run/best-config.json"));
@@ -112,7 +120,7 @@ TEST(TuneCommand, AFullDiskStopsTuningWithAClearErrorAndResumeFinishesIt) {
   write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [32, 64, 128], "num_workers": [0, 1]}})");
   const std::vector<std::string> args = {DYNO_BINARY, "tune", "-w", "fashion-mlp", "--strategy", "grid", "--space", dir + "/space.json",
                                          "--set", "size=tiny", "--set", "threads=1", "--set", "warmup_steps=1", "--measure-steps", "10",
-                                         "--no-verify", "--out", dir + "/run"};
+                                         "--no-verify", "--no-profile", "--out", dir + "/run"};
   // A 9000-byte file size limit, as a disk that fills up: the journal and the trials' reports fit,
   // the tuning report does not.
   std::vector<std::string> limited = {"/usr/bin/prlimit", "--fsize=9000"};
@@ -184,7 +192,7 @@ TEST(TuneCommand, TimeToTargetSearchesThroughputThenConvergence) {
   std::map<std::string, double> first_seed_time;
   for (const auto& t : report["trials"]) {
     if (t["stage"] == "refine-lr") refined_lrs.push_back(t["point"]["lr"].get<double>());
-    if (t["stage"] != "verify" && t["budget_level"] == 1 && t["time_to_target_s"].is_number()) first_seed_time[t["point"].dump()] = t["time_to_target_s"].get<double>();
+    if (t["stage"] != "verify" && t["stage"] != "profile" && t["budget_level"] == 1 && t["time_to_target_s"].is_number()) first_seed_time[t["point"].dump()] = t["time_to_target_s"].get<double>();
   }
   ASSERT_EQ(refined_lrs.size(), 2u);
   EXPECT_NEAR(refined_lrs[0] / refined_lrs[1], 4.0, 1e-9);  // x2 and x0.5
@@ -311,7 +319,7 @@ TEST(TuneCommand, ALauncherTemplateStartsEachTrialsRanks) {
   write_file_atomically(dir + "/space.json", R"({"axes": {"ddp.world_size": [1, 2]}})");
   const std::string port = std::to_string(20000 + ::getpid() % 20000);
   const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --strategy grid --space " + dir +
-                          "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --measure-steps 10 --no-verify --launcher \"/bin/sh -c 'echo {ddp.world_size} >> " +
+                          "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --measure-steps 10 --no-verify --no-profile --launcher \"/bin/sh -c 'echo {ddp.world_size} >> " +
                           dir + "/launched; exec \\\"\\$@\\\"' launcher " + DYNO_TORCHRUN + " --no-python --nproc-per-node {ddp.world_size} --master-port " +
                           port + "\" --out " + dir + "/run > " + dir + "/out.txt 2>&1";
   ASSERT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0) << cmd << "\n" << read_file(dir + "/out.txt");
