@@ -178,10 +178,18 @@ int report_not_comparable(const CheckArgs& a, const std::string& baseline_path, 
   return kNotComparable;
 }
 
+// The config with `settings` applied (each checked against the knob table), holding the config's
+// own keys and the settings' only: a dyno of another revision (--against) reads it as long as it
+// knows those, where a complete serialisation would name every knob this revision has.
 nlohmann::json with_settings(nlohmann::json config, const std::vector<std::string>& settings) {
   RunConfig c = config_from_json(config);
   for (const auto& s : settings) apply_setting(c, s);
-  return to_json(c);
+  const nlohmann::json complete = to_json(c);
+  for (const auto& s : settings) {
+    const std::string knob = s.substr(0, s.find('='));
+    config[knob] = complete.at(knob);
+  }
+  return config;
 }
 
 int run_check(const CheckArgs& a) {

@@ -108,6 +108,25 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
   testing::remove_tree(dir);
 }
 
+// The base revision of a same-machine check may predate knobs this one added: it is given the
+// baseline's own keys and the --set ones, never a complete serialisation of this revision's config.
+TEST(CheckCommand, ABaseRevisionIsGivenOnlyTheKnobsTheBaselineAndTheSettingsName) {
+  auto dir = testing::fresh_dir("check_older_base");
+  const auto baseline = baseline_file(dir, "baseline.json", {1, 1.01, 0.99});
+  const auto older = (dir / "older-dyno").string();  // refuses a knob it does not know, as an older dyno would
+  write_file_atomically(older, std::string("#!/bin/sh\nif grep -q data_delay_ms \"$3\"; then echo \"dyno: [config] unknown knob 'data_delay_ms'\" >&2; exit 2; fi\nexec ") +
+                                   DYNO_BINARY + " \"$@\"\n");
+  std::filesystem::permissions(older, std::filesystem::perms::owner_all);
+  const auto out = (dir / "result.json").string();
+  const auto r = testing::run_dyno("check --baseline " + baseline + " --against " + older + " --runs 3 --no-rerun --set batch_size=32 --out " + out);
+  EXPECT_EQ(r.output.find("failed"), std::string::npos) << r.output;
+  const auto result = nlohmann::json::parse(read_file(out));
+  EXPECT_TRUE(result["verdict"] == "PASS" || result["verdict"] == "FAIL" || result["verdict"] == "INCONCLUSIVE") << result.dump();
+  EXPECT_EQ(result["config"]["batch_size"], 32);
+  EXPECT_FALSE(result["config"].contains("data_delay_ms"));
+  testing::remove_tree(dir);
+}
+
 // A stored figure is judged only on the machine fingerprint that recorded it: elsewhere the
 // verdict is NOT COMPARABLE (exit 4), before anything is measured; a folder of baselines, one per
 // fingerprint, yields the one recorded here.
