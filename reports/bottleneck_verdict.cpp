@@ -71,15 +71,17 @@ BottleneckVerdict decide_bottleneck(const std::map<std::string, PhaseTime>& phas
   const ProfileSummary& p = *profile;
   const double wall = p.wall_s;
   const double achieved = p.gemm_flops / wall;
-  const double peak_fraction = p.peak_flops > 0 ? achieved / p.peak_flops : 0.0;
+  const bool peak_measured = p.peak_flops_per_s > 0;
+  const double peak_fraction = peak_measured ? achieved / p.peak_flops_per_s : 0.0;
   evidence["profiled_step_ms"] = 1000.0 * wall / static_cast<double>(std::max<int64_t>(p.steps, 1));
   evidence["achieved_flops_per_s"] = achieved;
-  evidence["peak_flops_per_s"] = p.peak_flops;
-  evidence["peak_fraction"] = peak_fraction;
+  evidence["peak_flops_per_s"] = peak_measured ? nlohmann::json(p.peak_flops_per_s) : nlohmann::json(nullptr);
+  evidence["peak_fraction"] = peak_measured ? nlohmann::json(peak_fraction) : nlohmann::json(nullptr);
   const std::string peak_name = "the measured " + (p.peak_precision.empty() ? std::string("GEMM") : p.peak_precision + " GEMM") + " peak";
-  const std::string achieved_text = "the matrix multiplies and convolutions achieve " + flop_rate(achieved) + " over the profiled steps, " +
-                                    percent(peak_fraction) + " of " + peak_name + " (" + flop_rate(p.peak_flops) + ")";
-  const std::string peak_headline = ", " + percent(peak_fraction) + " of " + peak_name;
+  const std::string achieved_text = "the matrix multiplies and convolutions achieve " + flop_rate(achieved) + " over the profiled steps" +
+                                    (peak_measured ? ", " + percent(peak_fraction) + " of " + peak_name + " (" + flop_rate(p.peak_flops_per_s) + ")"
+                                                   : " (the GEMM peak could not be measured: no memory left beside the run)");
+  const std::string peak_headline = peak_measured ? ", " + percent(peak_fraction) + " of " + peak_name : "";
 
   // Host overhead: on the CPU, the time outside ATen ops and the fixed cost of every op call; on
   // CUDA, the time the device is idle while the host prepares work.

@@ -1,14 +1,17 @@
 // BottleneckVerdict: what limits a run, with its evidence. Decided from the measured steps' phase
-// times and, when the run was profiled, the profile (reports/profile_summary.h), in this order:
-//   input-bound          the training thread waits for data >= 30% of the step
-//   communication-bound  the all-reduce outside backward (ddp.overlap=false) takes >= 30% of the
-//                        step, or the profile saw collectives in flight while the training thread
-//                        was in no op (communication that computation did not hide) >= 30%
-//   host-overhead-bound  CPU: >= 50% of a profiled step is time outside ATen ops (less exposed
-//                        communication) plus the fixed cost of each op call (measured on the same
-//                        machine); CUDA: the device is busy < 50% of a profiled step
-//   compute-bound        matrix multiplies and convolutions take >= 50% of the op (CPU) or kernel
-//                        (CUDA) time
+// times and, when the run was profiled, the profile (reports/profile_summary.h), in this order
+// (the shares are the constants below):
+//   input-bound          the training thread waits for data (kInputBoundShare of the step)
+//   communication-bound  the all-reduce outside backward (ddp.overlap=false), or collectives in
+//                        flight while the training thread is in no op (communication computation
+//                        did not hide; CUDA: NCCL kernels no compute kernel overlaps), reach
+//                        kCommunicationBoundShare of the step
+//   host-overhead-bound  CPU: time outside ATen ops (less exposed communication) plus the fixed
+//                        cost of every op call, nested ones included (each is a dispatch; the
+//                        cost is measured on the same machine), reach kHostOverheadBoundShare of a
+//                        profiled step; CUDA: the device is idle that share of a profiled step
+//   compute-bound        matrix multiplies and convolutions take kComputeBoundGemmShare of the op
+//                        (CPU) or kernel (CUDA) time
 //   memory-bound         otherwise: elementwise, copy and reduction ops dominate
 //   undetermined         not input- or communication-bound, and no profile to tell the rest
 // A profiled verdict also states the achieved FLOP/s of the matrix multiplies and convolutions

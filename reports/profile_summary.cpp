@@ -64,7 +64,7 @@ nlohmann::json to_json(const ProfileSummary& p) {
           {"communication_s", p.communication_s},
           {"device_busy_s", p.device_busy_s},
           {"gemm_device_s", p.gemm_device_s},
-          {"peak", {{"precision", p.peak_precision}, {"flops_per_s", p.peak_flops}, {"op_call_s", p.op_call_s}}}};
+          {"peak", {{"precision", p.peak_precision}, {"flops_per_s", p.peak_flops_per_s}, {"op_call_s", p.op_call_s}}}};
 }
 
 ProfileSummary profile_from_json(const nlohmann::json& json, const std::string& where) {
@@ -84,7 +84,7 @@ ProfileSummary profile_from_json(const nlohmann::json& json, const std::string& 
   p.gemm_device_s = j.number("gemm_device_s");
   const JsonFields peak = j.object("peak");
   p.peak_precision = peak.text("precision");
-  p.peak_flops = peak.number("flops_per_s");
+  p.peak_flops_per_s = peak.number("flops_per_s");
   p.op_call_s = peak.number("op_call_s");
   return p;
 }

@@ -1,5 +1,5 @@
 // ProfileSummary: what LibTorch's profiler (Kineto) saw over a few profiled training steps, in a
-// run report's "profile" field: an op table (every profiled event name on the training thread by
+// run report's "profile" field: an op table (every profiled event name within the profiled steps by
 // self time: ATen ops, autograd nodes, dyno's phase ranges; on CUDA also the device kernels), the
 // totals the bottleneck verdict reads, and two figures measured on the same machine after the
 // run: the GEMM peak in the run's precision and the fixed cost of one ATen op call.
@@ -26,7 +26,7 @@ struct ProfileSummary {
   int64_t steps = 0;   // profiled steps (after warm-up; they are not part of the measured figures)
   double wall_s = 0;   // their wall time by dyno's clock, the device synchronised at each step's end
   std::string trace_path;   // Chrome trace JSON (chrome://tracing, https://ui.perfetto.dev)
-  std::vector<OpRow> ops;      // training thread, by self time; past the top rows one "[other]" row
+  std::vector<OpRow> ops;      // host threads, within the profiled steps, by self time; past the top rows one "[other]" row
   std::vector<OpRow> kernels;  // device kernels by time (CUDA), same shape
   double ops_s = 0;          // inclusive time of the outermost ATen ops (time inside any op)
   int64_t op_calls = 0;      // ATen op calls, nested ones included
@@ -38,7 +38,7 @@ struct ProfileSummary {
   double gemm_device_s = 0;    // device time of matrix-multiply and convolution kernels (by name); 0 on the CPU
   // Measured on the same machine after the run (suite/machine_peak.h).
   std::string peak_precision;  // float32, tf32, bfloat16 or float16
-  double peak_flops = 0;       // FLOP/s of a large GEMM in that precision
+  double peak_flops_per_s = 0;       // FLOP/s of a large GEMM in that precision
   double op_call_s = 0;        // seconds per ATen op call on one-element tensors (add, mul_, addmm)
 
   // The sum of every row's self time: the profiled steps' time the table accounts for.

@@ -13,7 +13,7 @@ struct RunConfig;
 
 struct MachinePeak {
   std::string precision;  // float32, tf32, bfloat16 or float16: the run's matrix-multiply precision
-  double gemm_flops_per_s = 0;
+  double gemm_flops_per_s = 0;  // 0: not measured (no memory left for the GEMM beside the run)
   double op_call_s = 0;
 };
 

@@ -35,13 +35,16 @@ std::set<ActivityType> activities(const c10::Device& device) {
   return {ActivityType::CPU};
 }
 
-// Matrix multiplies and convolutions: the ops a GEMM peak is the measure of.
+// Matrix multiplies and convolutions: the ops a GEMM peak is the measure of. (LibTorch counts no
+// FLOPs for conv1d and conv3d: their time is counted here, their FLOPs are not.)
 bool is_gemm(const std::string& name) {
   static const std::set<std::string> names = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::conv1d", "aten::conv2d",
                                               "aten::conv3d", "aten::convolution_backward"};
   return names.count(name) > 0;
 }
 
+// c10d's and Gloo's all-reduce events, NCCL's, dyno's shared-memory one, and dyno's all_reduce
+// phase (ddp.overlap=false), which waits for them.
 bool is_collective(const std::string& name) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -147,7 +150,7 @@ std::vector<OpRow> rows_of(const std::map<std::string, Aggregate>& table) {
 // step ("dyno::step") count, so that a log point between two steps is not charged to them.
 // Communication is the time a collective is in flight (on any thread: gloo runs its own) while
 // the training thread is inside no op: the part of the all-reduce that computation does not hide.
-void summarise_host(const std::vector<profiler::KinetoEvent>& events, ProfileSummary& summary) {
+Intervals summarise_host(const std::vector<profiler::KinetoEvent>& events, ProfileSummary& summary) {
   struct Span {
     uint64_t start, end;
     const profiler::KinetoEvent* event;
@@ -210,15 +213,25 @@ void summarise_host(const std::vector<profiler::KinetoEvent>& events, ProfileSum
   }
   summary.ops = rows_of(table);
   summary.communication_s = seconds_outside(inside(merged(collectives), merged(steps)), merged(busy));
+  return merged(steps);
 }
 
-// Device kernels (CUDA): their time by name, the union of their intervals (the time the device
-// was busy), the matrix-multiply and convolution kernels' share, and NCCL's kernels' exposed time.
-void summarise_device(const std::vector<profiler::KinetoEvent>& events, ProfileSummary& summary) {
+// Device kernels (CUDA) inside the profiled steps (each ends with a synchronisation, so its kernels
+// run within it): their time by name, the union of their intervals (the time the device was busy),
+// the matrix-multiply and convolution kernels' share, and NCCL's kernels that no compute kernel
+// overlaps, which replace the host's figure: on CUDA, backward runs on autograd's device thread
+// and NCCL's host events last until the collective is done, so only the device can tell what
+// computation hides.
+void summarise_device(const std::vector<profiler::KinetoEvent>& events, const Intervals& steps, ProfileSummary& summary) {
   Intervals intervals, collectives, compute;
   std::map<std::string, Aggregate> table;
+  auto in_a_step = [&steps](uint64_t start, uint64_t end) {
+    for (const auto& [begin, finish] : steps)
+      if (start >= begin && end <= finish) return true;
+    return false;
+  };
   for (const auto& e : events) {
-    if (e.deviceType() != c10::DeviceType::CUDA || e.endNs() <= e.startNs()) continue;
+    if (e.deviceType() != c10::DeviceType::CUDA || e.endNs() <= e.startNs() || !in_a_step(e.startNs(), e.endNs())) continue;
     const double duration_s = static_cast<double>(e.endNs() - e.startNs()) * 1e-9;
     std::string name = e.name().substr(0, 160);
     if (is_gemm_kernel(name)) summary.gemm_device_s += duration_s;
@@ -235,20 +248,27 @@ void summarise_device(const std::vector<profiler::KinetoEvent>& events, ProfileS
     covered_to = std::max(covered_to, end);
   }
   summary.kernels = rows_of(table);
-  // NCCL's kernels that no compute kernel overlaps: communication the device does not hide.
-  summary.communication_s = std::max(summary.communication_s, seconds_outside(merged(collectives), merged(compute)));
+  summary.communication_s = seconds_outside(merged(collectives), merged(compute));
 }
 
 }  // namespace
 
 StepProfiler::StepProfiler(ProfileOptions options, c10::Device device) : options_(std::move(options)), device_(device) {
   if (options_.steps < 1)
-    throw UserError("cli", "--profile-steps: " + std::to_string(options_.steps) + " is not valid; give a number of steps >= 1");
+    throw UserError("profile", "profiled steps: " + std::to_string(options_.steps) + " is not valid; give a number of steps >= 1");
+  // Before the run: a trace that cannot be written is bad input, not a failure after training.
+  const std::string probe = options_.trace_path + ".probe." + std::to_string(::getpid());
+  write_file_atomically(probe, "");
+  std::remove(probe.c_str());
   profiler::prepareProfiler(profiler_config(), activities(device_));
 }
 
 StepProfiler::~StepProfiler() {
-  if (running_) profiler::disableProfiler();
+  if (!running_) return;
+  try {
+    profiler::disableProfiler();
+  } catch (...) {  // the run is already failing; its own error is the one to report
+  }
 }
 
 void StepProfiler::start() {
@@ -263,20 +283,25 @@ ProfileSummary StepProfiler::stop(double wall_s, int64_t steps) {
   summary.steps = steps;
   summary.wall_s = wall_s;
   summary.trace_path = options_.trace_path;
-  // Kineto writes the trace itself; it is then moved into place atomically.
+  // Kineto writes the trace itself; it is then moved into place atomically. A trace that did not
+  // come out costs the trace only: the run and its summary stand.
   const std::string written = options_.trace_path + ".kineto." + std::to_string(::getpid());
-  write_file_atomically(written, "");  // the folder exists, and can be written to
   result->save(written);
   std::string trace;
   try {
     trace = read_file(written);
   } catch (const UserError&) {
-    throw UserError("profile", "LibTorch's profiler wrote no trace to '" + written + "' (for --profile " + options_.trace_path + ")");
   }
   std::remove(written.c_str());
-  write_file_atomically(options_.trace_path, trace);
-  summarise_host(result->events(), summary);
-  summarise_device(result->events(), summary);
+  if (trace.empty()) {
+    std::fprintf(stderr, "[train] warning: LibTorch's profiler wrote no trace for --profile %s; the op table is in the report\n",
+                 options_.trace_path.c_str());
+    summary.trace_path.clear();
+  } else {
+    write_file_atomically(options_.trace_path, trace);
+  }
+  const Intervals steps_run = summarise_host(result->events(), summary);
+  if (device_.is_cuda()) summarise_device(result->events(), steps_run, summary);
   return summary;
 }
 

@@ -379,7 +379,14 @@ void TrainingRun::step() {
   }
 }
 
-void TrainingRun::stop_profile() { profile_ = profiler_->stop(profiled_wall_s_, profiled_steps_); }
+void TrainingRun::stop_profile() {
+  profile_ = profiler_->stop(profiled_wall_s_, profiled_steps_);
+  // Ranks finish writing their traces at different times: they start measuring together.
+  if (distributed_) distributed_->any(false);
+  // The first measurement window starts now, not before the trace was written.
+  window_start_ = Clock::now();
+  window_items_ = 0;
+}
 
 std::string TrainingRun::log_point() {
   backend_->synchronize();
@@ -483,7 +490,7 @@ void TrainingRun::summarise() {
   if (profile_) {  // after every timed figure: the calibration takes about a second
     const MachinePeak peak = measure_machine_peak(*backend_, config_);
     profile_->peak_precision = peak.precision;
-    profile_->peak_flops = peak.gemm_flops_per_s;
+    profile_->peak_flops_per_s = peak.gemm_flops_per_s;
     profile_->op_call_s = peak.op_call_s;
     report_.profile = profile_;
   }

@@ -159,8 +159,6 @@ void open_journal(const std::string& dir, const nlohmann::json& header, bool res
 // chosen configuration (throughput trials under LibTorch's profiler).
 enum class TrialPurpose { Throughput, ToTarget, Verify, Profile };
 
-inline constexpr int64_t kProfiledSteps = 5;
-
 // A profiled run of the default or the chosen configuration, for the tune report: its verdict,
 // its report and trace, and what it is ("batch_size 512 with bf16").
 nlohmann::json profile_entry(const Trial& trial) {
@@ -204,7 +202,7 @@ class WorkloadTrials : public TrialSource {
       o.timeout_s = args_.verify_cap_s * 2;
     }
     if (purpose == TrialPurpose::Verify || purpose == TrialPurpose::Profile) o.memory_limit_bytes = 0;
-    if (purpose == TrialPurpose::Profile) o.profile_steps = kProfiledSteps;
+    if (purpose == TrialPurpose::Profile) o.profile_steps = ProfileOptions{}.steps;
     return std::make_unique<ProcessTrialExecutor>(o);
   }
   nlohmann::json header(const nlohmann::json& base) const override { return base; }

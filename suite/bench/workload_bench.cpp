@@ -1,11 +1,15 @@
 // dyno_bench_workloads: one training step of each reference workload (synthetic batches of the
 // workload's shape, so the benchmark isolates compute from data loading), with samples/s (tokens/s
-// for text) as Google Benchmark's items_per_second counter.
+// for text) as Google Benchmark's items_per_second counter; and what the engine's phase marks cost
+// a step when it is not profiled: phase_marks/nvtx (NVTX ranges alone, as before --profile
+// existed) against phase_marks/unprofiled (suite/phase_range.h outside profiled steps).
 //   build/suite/dyno_bench_workloads --benchmark_repetitions=3 --benchmark_out=workloads.json
 #include <benchmark/benchmark.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include "suite/nvtx_range.h"
+#include "suite/phase_range.h"
 #include "workloads/workload_registry.h"
 
 namespace dyno {
@@ -45,7 +49,31 @@ void train_step(benchmark::State& state, const std::string& name, const std::str
   state.SetLabel(w.throughput_unit);
 }
 
+// A step's marks as the engine opens them: the step, and in it data_wait, h2d, forward,
+// backward and optimizer.
+template <typename Range>
+void phase_marks(benchmark::State& state) {
+  for (auto _ : state) {
+    Range step("step");
+    for (const char* phase : {"data_wait", "h2d", "forward", "backward", "optimizer"}) {
+      Range r(phase);
+      benchmark::DoNotOptimize(&r);
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetLabel("steps");
+}
+
+struct NvtxOnly : NvtxRange {
+  explicit NvtxOnly(const char* name) : NvtxRange(name) {}
+};
+struct Unprofiled : PhaseRange {
+  explicit Unprofiled(const char* name) : PhaseRange(name, /*profiled=*/false) {}
+};
+
 void register_all() {
+  benchmark::RegisterBenchmark("phase_marks/nvtx", phase_marks<NvtxOnly>);
+  benchmark::RegisterBenchmark("phase_marks/unprofiled", phase_marks<Unprofiled>);
   for (const auto& w : all_workloads())
     for (const char* device : {"cpu", "cuda"})
       benchmark::RegisterBenchmark((w.name + "/" + device).c_str(),

@@ -46,7 +46,7 @@ struct TrainArgs {
   bool no_progress = false;
   bool json = false;
   std::string profile;
-  int64_t profile_steps = 5;
+  int64_t profile_steps = ProfileOptions{}.steps;
 };
 
 std::string default_out(const std::string& workload) {

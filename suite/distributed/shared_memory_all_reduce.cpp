@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include <ATen/record_function.h>
+
 #include "reports/user_error.h"
 
 namespace dyno {

@@ -29,7 +29,7 @@ ProfileSummary profile(double ops_s, double gemm_s, int64_t op_calls = 500, doub
   p.op_call_s = 2e-6;  // 500 calls: 1 ms of the 50
   p.communication_s = communication_s;
   p.peak_precision = "float32";
-  p.peak_flops = 100e9;
+  p.peak_flops_per_s = 100e9;
   return p;
 }
 
@@ -74,6 +74,15 @@ TEST(BottleneckVerdict, MatrixMultipliesDominatingTheOpsIsComputeBoundWithThePea
   EXPECT_EQ(v.headline, "compute-bound, 20% of the measured float32 GEMM peak");
   EXPECT_DOUBLE_EQ(v.evidence["peak_fraction"].get<double>(), 0.2);
   EXPECT_NE(v.sentence.find("20.0 GFLOP/s"), std::string::npos) << v.sentence;
+}
+
+TEST(BottleneckVerdict, APeakThatCouldNotBeMeasuredIsSaidAndNotDividedBy) {
+  ProfileSummary p = profile(0.045, 0.030);
+  p.peak_flops_per_s = 0;
+  const auto v = decide_bottleneck(phases(1, 0, 9), p, "cpu");
+  EXPECT_EQ(v.headline, "compute-bound");
+  EXPECT_TRUE(v.evidence["peak_fraction"].is_null());
+  EXPECT_NE(v.sentence.find("the GEMM peak could not be measured"), std::string::npos) << v.sentence;
 }
 
 TEST(BottleneckVerdict, ElementwiseOpsDominatingIsMemoryBound) {

@@ -37,7 +37,7 @@ TEST(ProfileSummary, RoundTripsThroughJson) {
   p.device_busy_s = 0.02;
   p.gemm_device_s = 0.01;
   p.peak_precision = "bfloat16";
-  p.peak_flops = 5e10;
+  p.peak_flops_per_s = 5e10;
   p.op_call_s = 2e-6;
   const auto j = to_json(p);
   EXPECT_EQ(to_json(profile_from_json(j, "profile")), j);
