@@ -66,16 +66,14 @@ TEST(StepProfiler, TraceHoldsDynosPhasesAndAtenOpsAndTheTableAccountsForTheProfi
   EXPECT_GT(p.op_call_s, 0);
   EXPECT_EQ(p.peak_precision, "float32");
 
-  // The profiled steps are not measured: the phases cover 30 - 5 warm-up - 10 profiled steps, and
-  // the first throughput window starts after the trace is written (writing it takes several
-  // windows' time), not before.
+  // The profiled steps are not measured: the phases cover 30 - 5 warm-up - 10 profiled steps.
+  // (That the first throughput window starts after the trace is written is timing: scripts/bench-profile.)
   EXPECT_EQ(report.summary.steps, 30);
   double phase_total_s = 0, per_step_ms = 0;
   for (const auto& [name, phase] : report.phases)
     if (name != "eval") phase_total_s += phase.total_s, per_step_ms += phase.per_step_ms;
   EXPECT_NEAR(1000.0 * phase_total_s / per_step_ms, 15.0, 1e-6);
-  ASSERT_GE(report.throughput_windows.size(), 3u);
-  EXPECT_GT(report.throughput_windows.front(), 0.4 * report.summary.samples_per_second) << "the first window holds the trace's writing";
+  EXPECT_EQ(report.throughput_windows.size(), 3u);  // steps 16-20, 21-25, 26-30
   // Written and read back with the report.
   const auto back = report_from_json(to_json(report));
   ASSERT_TRUE(back.profile && back.verdict);
