@@ -138,4 +138,9 @@ const Knob& knob_or_throw(const std::string& name, const std::string& where) {
                              " (see `dyno knobs`)");
 }
 
+KnobRole role_of(const std::string& name) {
+  const Knob* knob = find_knob(name);
+  return knob ? knob->role : KnobRole::Other;
+}
+
 }  // namespace dyno

@@ -15,6 +15,12 @@ struct RunConfig;
 
 enum class KnobType { Integer, Real, Boolean, Choice, Text };
 
+// What a knob is to the tuner, declared once here: process-wide settings and the data pipeline
+// (tried first, in that order), the batch size, numeric shortcuts (checked against their
+// full-precision values by the convergence guard), convergence knobs (the time-to-target search's
+// own axes), or any other.
+enum class KnobRole { Other, Process, Pipeline, Batch, Numerics, Convergence };
+
 std::string to_string(KnobType type);
 
 struct Knob {
@@ -26,6 +32,10 @@ struct Knob {
   std::vector<std::string> choices;  // Choice: the valid values
   bool tunable = false;              // may appear on a tuner's search axis
   bool testing = false;              // a testing option; allowed on an axis to exercise the tuner itself
+  KnobRole role = KnobRole::Other;
+  // Changes how fast a step runs, not the numbers it computes: two points that differ only in
+  // such knobs train along the same loss trajectory (one can be the other's guard reference).
+  bool speed_only = false;
   std::function<nlohmann::json(const RunConfig&)> get;
   std::function<void(RunConfig&, const nlohmann::json&)> assign;  // value already validated
 
@@ -43,5 +53,7 @@ const std::vector<Knob>& all_knobs();
 const Knob* find_knob(const std::string& name);
 // Like find_knob, but throws a UserError that lists the known names.
 const Knob& knob_or_throw(const std::string& name, const std::string& where = "config");
+// The knob's role, or Other for a name no knob has (a program's own knob).
+KnobRole role_of(const std::string& name);
 
 }  // namespace dyno

@@ -69,12 +69,14 @@ std::vector<Knob> build_table() {
   t.push_back(ranged(make_knob("seed", K::Integer, &C::seed, "seed for initialisation, shuffling and dropout"), 0, 4294967295.0));
   // Stop rules.
   t.push_back(ranged(make_knob("epochs", K::Integer, &C::epochs, "maximum epochs and the LR schedule's horizon; 0 = the workload's recipe"), 0, 100000, true));
+  t.back().role = KnobRole::Convergence;
   t.push_back(ranged(make_knob("max_steps", K::Integer, &C::max_steps, "maximum optimizer steps; 0 = no limit"), 0, kNoMax));
   t.push_back(ranged(make_knob("time_limit_s", K::Real, &C::time_limit_s, "stop training after this many seconds; 0 = no limit"), 0, kNoMax));
   t.push_back(make_knob("stop_at_target", K::Boolean, &C::stop_at_target, "stop as soon as the evaluation metric reaches the workload's target"));
   t.push_back(ranged(make_knob("target", K::Real, &C::target, "the evaluation metric to reach (accuracy, or val_loss from above); 0 = the workload's target"), 0, 1e6));
   t.push_back(ranged(make_knob("plateau_patience", K::Integer, &C::plateau_patience, "stop after this many evaluations without improvement; 0 = off"), 0, 100000));
   t.push_back(ranged(make_knob("eval_every_steps", K::Integer, &C::eval_every_steps, "evaluate every N optimizer steps; 0 = once per epoch"), 0, kNoMax));
+  t.back().role = KnobRole::Convergence;
   // Measurement.
   t.push_back(ranged(make_knob("warmup_steps", K::Integer, &C::warmup_steps, "steps excluded from throughput and phase times"), 0, kNoMax));
   t.push_back(ranged(make_knob("log_every_steps", K::Integer, &C::log_every_steps, "steps per measurement window and loss sample"), 1, kNoMax));
@@ -85,15 +87,24 @@ std::vector<Knob> build_table() {
   t.push_back(make_knob("final_eval", K::Boolean, &C::final_eval, "evaluate at the end when no evaluation has run yet"));
   // Data pipeline.
   t.push_back(ranged(make_knob("num_workers", K::Integer, &C::num_workers, "batch-producing threads; 0 = in the training thread"), 0, 64, true));
+  t.back().role = KnobRole::Pipeline;
+  t.back().speed_only = true;
   t.push_back(ranged(make_knob("prefetch", K::Integer, &C::prefetch, "batches each worker may prepare ahead (bounded queue)"), 1, 64, true));
+  t.back().role = KnobRole::Pipeline;
+  t.back().speed_only = true;
   t.push_back(tunable(make_knob("pin_memory", K::Boolean, &C::pin_memory, "page-locked host batches and non-blocking copies (cuda)")));
+  t.back().role = KnobRole::Pipeline;
+  t.back().speed_only = true;
   // Batch and learning rate.
   t.push_back(ranged(make_knob("batch_size", K::Integer, &C::batch_size, "samples per micro-batch"), 1, 1 << 20, true));
+  t.back().role = KnobRole::Batch;
   t.push_back(choice(make_knob("lr_scaling", K::Choice, &C::lr_scaling, "scale the recipe LR with effective batch / recipe batch"),
                      {"none", "linear", "sqrt"}, true));
+  t.back().role = KnobRole::Convergence;
   t.push_back(ranged(make_knob("grad_accum_steps", K::Integer, &C::grad_accum_steps, "micro-batches accumulated per optimizer step"), 1, 4096, true));
   t.push_back(ranged(make_knob("lr", K::Real, &C::lr, "base learning rate; 0 = the workload's recipe"), 0, 100));
   t.back().tunable = true;
+  t.back().role = KnobRole::Convergence;
   t.push_back(choice(make_knob("optimizer", K::Choice, &C::optimizer, "optimizer; auto = the workload's recipe"),
                      {"auto", "sgd", "adamw"}, true));
   t.push_back(choice(make_knob("optimizer_impl", K::Choice, &C::optimizer_impl,
@@ -101,23 +112,36 @@ std::vector<Knob> build_table() {
                      {"fused", "foreach", "loop"}, true));
   t.push_back(choice(make_knob("schedule", K::Choice, &C::schedule, "LR schedule; auto = the workload's recipe"),
                      {"auto", "constant", "cosine", "onecycle"}, true));
+  t.back().role = KnobRole::Convergence;
   t.push_back(ranged(make_knob("clip_grad_norm", K::Real, &C::clip_grad_norm, "clip the global gradient norm to this; 0 = off"), 0, 1e6));
   t.back().tunable = true;
   t.push_back(ranged(make_knob("label_smoothing", K::Real, &C::label_smoothing, "training loss's label smoothing (evaluation is unsmoothed); 0 = off"), 0, 0.5));
   t.back().tunable = true;
+  t.back().role = KnobRole::Convergence;
   // Numerics and kernels.
   t.push_back(choice(make_knob("amp", K::Choice, &C::amp, "mixed precision: fp16 (cuda, with gradient scaler) or bf16"),
                      {"off", "fp16", "bf16"}, true));
+  t.back().role = KnobRole::Numerics;
   t.push_back(tunable(make_knob("cudnn_benchmark", K::Boolean, &C::cudnn_benchmark, "let cuDNN time and pick conv algorithms (cuda)")));
+  t.back().speed_only = true;
   t.push_back(tunable(make_knob("tf32", K::Boolean, &C::tf32, "allow TF32 in matmul and conv (cuda)")));
+  t.back().role = KnobRole::Numerics;
   t.push_back(make_knob("deterministic", K::Boolean, &C::deterministic, "use only deterministic algorithms"));
   t.push_back(tunable(make_knob("set_to_none", K::Boolean, &C::set_to_none, "zero_grad frees gradients instead of zero-filling")));
+  t.back().speed_only = true;
   t.push_back(ranged(make_knob("threads", K::Integer, &C::threads, "intra-op threads; 0 = LibTorch's default"), 0, 1024, true));
+  t.back().role = KnobRole::Process;
+  t.back().speed_only = true;
   t.push_back(tunable(make_knob("channels_last", K::Boolean, &C::channels_last, "NHWC memory format for conv models")));
+  t.back().speed_only = true;
   t.push_back(choice(make_knob("host_allocator", K::Choice, &C::host_allocator, "host memory: system (libc defaults), retain (no mmap/trim: freed blocks are reused) or tcmalloc (Debian's libtcmalloc-minimal4, preloaded)"),
                      {"system", "retain", "tcmalloc"}, true));
+  t.back().role = KnobRole::Process;
+  t.back().speed_only = true;
   t.push_back(tunable(make_knob("flush_denormal", K::Boolean, &C::flush_denormal, "CPU math treats subnormal floats as zero (FTZ/DAZ), as torch.set_flush_denormal")));
+  t.back().role = KnobRole::Numerics;
   t.push_back(tunable(make_knob("checkpointing", K::Boolean, &C::checkpointing, "recompute model segments' activations in backward")));
+  t.back().speed_only = true;
   // Training state.
   t.push_back(make_knob("save_state", K::Text, &C::save_state, "file to save the full training state to; empty = none"));
   t.push_back(ranged(make_knob("save_every_steps", K::Integer, &C::save_every_steps, "save the state every N steps; 0 = at the end only"), 0, kNoMax));
@@ -135,10 +159,14 @@ std::vector<Knob> build_table() {
   t.push_back(choice(make_ddp_knob("backend", K::Choice, &DdpConfig::backend, "c10d backend: auto (nccl on cuda; on cpu shm when every rank is on this machine, else gloo), gloo, nccl, or shm (gloo, with the gradients averaged in shared memory: cpu ranks on one machine)"), {"auto", "gloo", "nccl", "shm"}, true));
   t.push_back(ranged(make_ddp_knob("bucket_cap_mb", K::Real, &DdpConfig::bucket_cap_mb, "gradient bucket size in MiB"), 0.01, 4096));
   t.back().tunable = true;
+  t.back().speed_only = true;
   t.push_back(tunable(make_ddp_knob("gradient_as_bucket_view", K::Boolean, &DdpConfig::gradient_as_bucket_view, "gradients are views into the buckets")));
+  t.back().speed_only = true;
   t.push_back(choice(make_ddp_knob("comm_hook", K::Choice, &DdpConfig::comm_hook, "gradient compression before all-reduce"), {"none", "fp16", "bf16"}, true));
   t.push_back(tunable(make_ddp_knob("broadcast_buffers", K::Boolean, &DdpConfig::broadcast_buffers, "broadcast buffers (BatchNorm stats) from rank 0 each step")));
+  t.back().speed_only = true;
   t.push_back(make_ddp_knob("overlap", K::Boolean, &DdpConfig::overlap, "all-reduce gradient buckets during backward; false = one all-reduce after it"));
+  t.back().speed_only = true;
   t.push_back(ranged(make_ddp_knob("timeout_s", K::Real, &DdpConfig::timeout_s, "seconds a rendezvous or collective may take before the job fails"), 1, 86400));
   return t;
 }

@@ -1,5 +1,7 @@
 #include "tuner/convergence_guard.h"
 
+#include "reports/knob.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -26,6 +28,13 @@ std::string fmt(double v) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, nlohmann::json>> ConvergenceGuard::full_precision_values() {
+  std::vector<std::pair<std::string, nlohmann::json>> values;
+  for (const auto& knob : all_knobs())
+    if (knob.role == KnobRole::Numerics) values.emplace_back(knob.name, knob.default_value());
+  return values;
+}
+
 std::optional<nlohmann::json> ConvergenceGuard::reference_point(const nlohmann::json& point) const {
   nlohmann::json reference = point;
   bool differs = false;
@@ -39,15 +48,13 @@ std::optional<nlohmann::json> ConvergenceGuard::reference_point(const nlohmann::
 }
 
 bool ConvergenceGuard::same_trajectory(const nlohmann::json& a, const nlohmann::json& b) {
-  static const char* kNeutral[] = {"num_workers", "prefetch", "pin_memory", "threads", "channels_last", "set_to_none", "host_allocator",
-                                   "checkpointing", "cudnn_benchmark", "ddp.bucket_cap_mb", "ddp.gradient_as_bucket_view",
-                                   "ddp.overlap", "ddp.broadcast_buffers"};
-  nlohmann::json x = a, y = b;
-  for (const char* knob : kNeutral) {
-    x.erase(knob);
-    y.erase(knob);
-  }
-  return x == y;
+  auto arithmetic = [](const nlohmann::json& point) {
+    nlohmann::json kept = nlohmann::json::object();
+    for (const auto& [knob, value] : point.items())
+      if (const Knob* k = find_knob(knob); !k || !k->speed_only) kept[knob] = value;
+    return kept;
+  };
+  return arithmetic(a) == arithmetic(b);
 }
 
 std::optional<std::string> ConvergenceGuard::check(const std::vector<double>& candidate,

@@ -24,16 +24,18 @@ struct ConvergenceGuard {
   // and fp32 is the slow run (at a large batch it ran to the trial's time cap).
   size_t min_reference_windows = 8;
 
-  // Each numeric shortcut and its full-precision value (a program's space adds its own:
-  // SearchSpace::exact_values).
-  std::vector<std::pair<std::string, nlohmann::json>> exact_values = {{"amp", "off"}, {"tf32", false}, {"flush_denormal", false}};
+  // Each numeric shortcut and its full-precision value: the knobs of role Numerics at their
+  // defaults (amp off, tf32 false, flush_denormal false); a program's space adds its own
+  // (SearchSpace::exact_values).
+  std::vector<std::pair<std::string, nlohmann::json>> exact_values = full_precision_values();
+  static std::vector<std::pair<std::string, nlohmann::json>> full_precision_values();
 
   // The fp32 reference point for `point`, or nullopt when `point` already is fp32.
   std::optional<nlohmann::json> reference_point(const nlohmann::json& point) const;
   // True when two points train along the same loss trajectory: they differ only in knobs that do
-  // not change the arithmetic (loader threads, intra-op threads, memory format, set_to_none,
-  // checkpointing, cuDNN autotuning, DDP bucketing). A measured trial of such a point can serve
-  // as the reference, instead of measuring the reference point itself.
+  // not change the arithmetic (Knob::speed_only: loader threads, intra-op threads, memory format,
+  // set_to_none, checkpointing, cuDNN autotuning, DDP bucketing). A measured trial of such a point
+  // can serve as the reference, instead of measuring the reference point itself.
   static bool same_trajectory(const nlohmann::json& a, const nlohmann::json& b);
   // How many loss windows a reference measured for a candidate of `candidate_windows` needs.
   size_t reference_windows(size_t candidate_windows) const {

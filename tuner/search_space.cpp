@@ -213,10 +213,7 @@ std::vector<std::pair<std::string, nlohmann::json>> SearchSpace::exact_values() 
   return exact;
 }
 
-bool is_convergence_knob(const std::string& knob) {
-  return knob == "epochs" || knob == "schedule" || knob == "lr" || knob == "lr_scaling" || knob == "eval_every_steps" ||
-         knob == "label_smoothing";
-}
+bool is_convergence_knob(const std::string& knob) { return role_of(knob) == KnobRole::Convergence; }
 
 SearchSpace SearchSpace::take_convergence_axes() {
   SearchSpace taken;

@@ -1,5 +1,7 @@
 #include "tuner/staged_search.h"
 
+#include "reports/knob.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -225,20 +227,19 @@ int64_t StagedSearch::expected_trials(const SearchSpace& space, int64_t max_tria
 void StagedSearch::run(Tuner& tuner) {
   Climber climber(tuner);
   const SearchSpace& space = tuner.space();
-  const std::set<std::string> pipeline = {"num_workers", "prefetch", "pin_memory"};
+  auto has_role = [](const Axis& axis, KnobRole role) { return role_of(axis.knob) == role; };
 
   // 0. Process-wide settings that change the cost of everything measured after them: the
   // intra-op thread count, and the allocator (with glibc's default malloc the same config runs at
   // one speed or another from one process to the next). Batch growth at the wrong thread count
   // stops early (one thread is compute-bound: every batch runs at the same speed).
-  const std::set<std::string> process = {"threads", "host_allocator"};
   for (const auto& axis : space.axes())
-    if (process.count(axis.knob))
+    if (has_role(axis, KnobRole::Process))
       for (const auto& v : axis.values) climber.try_value(axis.knob, v, "process");
 
   // 1. Data pipeline.
   for (const auto& axis : space.axes())
-    if (pipeline.count(axis.knob))
+    if (has_role(axis, KnobRole::Pipeline))
       for (const auto& v : axis.values) climber.try_value(axis.knob, v, "pipeline");
 
   // 2. Batch size: geometric growth to the plateau or the memory wall, then bisection.
@@ -246,7 +247,7 @@ void StagedSearch::run(Tuner& tuner) {
   const nlohmann::json after_growth = climber.current();
   // 3. The other axes, one value at a time.
   for (const auto& axis : space.axes())
-    if (!process.count(axis.knob) && !pipeline.count(axis.knob) && axis.knob != "batch_size")
+    if (!has_role(axis, KnobRole::Process) && !has_role(axis, KnobRole::Pipeline) && !has_role(axis, KnobRole::Batch))
       for (const auto& v : axis.values) climber.try_value(axis.knob, v, "knobs");
 
   // 4. Local refinement around the best, while it improves (knobs interact: e.g. bf16 or

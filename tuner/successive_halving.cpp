@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <tuple>
 
 #include "tuner/tuner.h"
 
@@ -34,7 +35,13 @@ void SuccessiveHalving::run(Tuner& tuner) {
     for (const auto& p : points)
       for (const auto& t : tuner.trials())
         if (t.key == trial_key(p, level)) ranked.emplace_back(p, t);
-    std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) { return tuner.better(a.second, b.second); });
+    // A strict weak ordering (Tuner::better is not one: intervals that overlap pairwise do not
+    // order a set): successful trials first, then the median objective, then the simpler point,
+    // then the point's key, a fixed order for equal figures.
+    auto rank = [&](const std::pair<nlohmann::json, Trial>& r) {
+      return std::make_tuple(!r.second.ok(), -r.second.objective, tuner.complexity(r.second.point), r.second.key);
+    };
+    std::sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
     const size_t keep = std::max<size_t>(1, points.size() / static_cast<size_t>(reduction_));
     points.clear();
     for (size_t i = 0; i < keep && i < ranked.size(); ++i)

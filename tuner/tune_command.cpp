@@ -210,7 +210,9 @@ class WorkloadTrials : public TrialSource {
     return to_json(config_from_json(point, config_from_json(base)));
   }
   void write_companion(const std::string& dir, const nlohmann::json& best_config) const override {
-    write_file_atomically(dir + "/best-config.py", best_config_python(config_from_json(best_config)));
+    // Resolved against the workload's recipe: the optimizer and the learning rate it trains with.
+    const RunConfig config = config_from_json(best_config);
+    write_file_atomically(dir + "/best-config.py", best_config_python(resolve_config(config, workload_for(config))));
   }
 
  private:

@@ -92,8 +92,21 @@ std::string best_config_python(const RunConfig& c) {
   if (c.num_workers > 0) py << ", prefetch_factor=" << c.prefetch << ", persistent_workers=True";
   py << ", pin_memory=" << boolean(c.pin_memory) << ")\n"
      << "# train_loader = torch.utils.data.DataLoader(train_dataset, **loader_kwargs)\n\n";
-  py << "# optimizer=" << c.optimizer << ", lr=" << c.lr << " (lr_scaling=" << c.lr_scaling << " already applied), schedule=" << c.schedule << "\n"
-     << "# optimizer_impl=" << c.optimizer_impl << ": torch.optim." << (c.optimizer == "sgd" ? "SGD" : "AdamW") << "(params, lr=..., **optimizer_kwargs)\n"
+  // A resolved config names its optimizer and its learning rate (the recipe's, scaled to this batch
+  // by lr_scaling); an unresolved one ("auto", 0) leaves them to the workload's recipe.
+  const bool resolved = c.optimizer != "auto" && c.lr > 0;
+  py << "# optimizer, lr, schedule\n";
+  if (resolved) {
+    std::ostringstream lr;
+    lr.precision(6);
+    lr << c.lr;
+    py << "optimizer_class = torch.optim." << (c.optimizer == "sgd" ? "SGD" : "AdamW") << "\n"
+       << "lr = " << lr.str() << "  # lr_scaling=" << c.lr_scaling << " already applied for batch " << c.batch_size * c.grad_accum_steps << "\n"
+       << "# schedule: " << c.schedule << " over " << c.epochs << " epochs\n";
+  } else {
+    py << "# optimizer=" << c.optimizer << ", lr=" << c.lr << ", schedule=" << c.schedule << ": the workload's recipe\n";
+  }
+  py << "# optimizer = optimizer_class(model.parameters(), lr=lr, **optimizer_kwargs)  (optimizer_impl=" << c.optimizer_impl << ")\n"
      << "optimizer_kwargs = dict(" << (c.optimizer_impl == "fused" ? "fused=True" : c.optimizer_impl == "foreach" ? "foreach=True" : "foreach=False") << ")\n"
      << "grad_accum_steps = " << c.grad_accum_steps << "\n"
      << "clip_grad_norm = " << (c.clip_grad_norm > 0 ? std::to_string(c.clip_grad_norm) : "None") << "\n"

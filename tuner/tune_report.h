@@ -29,6 +29,7 @@ struct TuneSummary {
 };
 
 nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary);
+// `config` resolved (resolve_config) names the optimizer and the learning rate it trains with.
 std::string best_config_python(const RunConfig& config);
 std::string trials_table(const Tuner& tuner);
 // "knob=value knob=value" for the knobs a point changes from the tuner's start point.

@@ -56,12 +56,12 @@ int64_t Tuner::complexity(const nlohmann::json& point) const {
   return n;
 }
 
-const Trial& Tuner::measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level, const Trial* race) {
+Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level, const Trial* race) {
   return measure_losses_up_to(point, stage, budget_level, race, 0);
 }
 
-const Trial& Tuner::measure_losses_up_to(const nlohmann::json& point, const std::string& stage, int64_t budget_level,
-                                         const Trial* race, int64_t loss_windows) {
+Trial Tuner::measure_losses_up_to(const nlohmann::json& point, const std::string& stage, int64_t budget_level,
+                                  const Trial* race, int64_t loss_windows) {
   const std::string key = trial_key(point, budget_level);
   if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
   if (!budget_left()) throw BudgetExhausted{};
@@ -175,7 +175,7 @@ double Tuner::seeds_objective(const Trial& trial) const {
   return static_cast<double>(trial.budget_level) / total;
 }
 
-const Trial& Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level,
+Trial Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level,
                           const std::string& stage) {
   const std::string key = stage + ":" + label + ":" + point_key(point);
   if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];

@@ -66,12 +66,13 @@ class Tuner {
   // interval below race's): the decision Tuner::better would make is already known. A raced
   // throughput candidate that is not preferred to `race` gets no fp32 reference measured for it
   // (guard_pending): it is not adopted, and a higher level that measures it checks it then.
-  const Trial& measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level = 1, const Trial* race = nullptr);
+  // (A copy: the tuner's trial list grows with every measurement, so a reference into it would not last.)
+  Trial measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level = 1, const Trial* race = nullptr);
   // A run of a chosen point after the search, with another executor: a verification to the
   // target (stage "verify") or a profile (stage "profile"). Journaled, memoised under
   // "<stage>:<label>:" keys, not counted against the search budget. `budget_level` picks the seed
   // of an executor whose level L is the L-th seed.
-  const Trial& verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level = 1,
+  Trial verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level = 1,
                       const std::string& stage = "verify");
   // Runs the named strategy until it is done or the budget is spent.
   void run();
@@ -107,7 +108,7 @@ class Tuner {
 
  private:
   // measure(), asking for only the first `loss_windows` windows of the loss trajectory (0 = all).
-  const Trial& measure_losses_up_to(const nlohmann::json& point, const std::string& stage, int64_t budget_level, const Trial* race,
+  Trial measure_losses_up_to(const nlohmann::json& point, const std::string& stage, int64_t budget_level, const Trial* race,
                                     int64_t loss_windows);
   const Trial* find(const nlohmann::json& point, int64_t budget_level) const;
   const Trial* highest_lower_level(const nlohmann::json& point, int64_t budget_level) const;

@@ -106,6 +106,10 @@ TEST(TuneCommand, KillNineThenResumeLosesAndRepeatsNothing) {
   const std::string python = read_file(dir + "/run/best-config.py");
   EXPECT_NE(python.find("zero_grad(set_to_none="), std::string::npos);
   EXPECT_NE(python.find("batch_size=" + best["batch_size"].dump()), std::string::npos);
+  // The learning rate it trains with: the recipe's (AdamW, 1e-3 at batch 64 for fashion-mlp, scaled
+  // to the chosen batch), not "lr=0".
+  EXPECT_NE(python.find("optimizer_class = torch.optim.AdamW"), std::string::npos) << python;
+  EXPECT_NE(python.find("lr = 0.00"), std::string::npos) << python;
 
   // The best config is loadable by `dyno train --config`.
   const std::string train = std::string(DYNO_BINARY) + " train --config " + dir + "/run/best-config.json --set max_steps=2 --no-progress --out " +
