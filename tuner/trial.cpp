@@ -12,6 +12,15 @@
 
 namespace dyno {
 
+TrialRole Trial::role() const {
+  if (stage == kSettleStage) return TrialRole::Settle;
+  if (stage == kGuardReferenceStage) return TrialRole::GuardReference;
+  if (stage == kVerifyStage) return TrialRole::Verify;
+  if (stage == kProfileStage) return TrialRole::Profile;
+  return TrialRole::Search;
+}
+
+
 std::string trial_key(const nlohmann::json& point, int64_t budget_level) {
   return point_key(point) + "@" + std::to_string(budget_level);
 }

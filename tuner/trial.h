@@ -13,6 +13,17 @@
 
 namespace dyno {
 
+// The stages whose trials have a role of their own; every other stage is a search strategy's.
+inline constexpr const char kSettleStage[] = "settle";
+inline constexpr const char kGuardReferenceStage[] = "guard-reference";
+inline constexpr const char kVerifyStage[] = "verify";
+inline constexpr const char kProfileStage[] = "profile";
+
+// What a trial is for: a search's measurement, one taken at a higher level to settle a single
+// comparison, the convergence guard's fp32 reference, or a run of a chosen point after the search
+// (verification to the target, a profile).
+enum class TrialRole { Search, Settle, GuardReference, Verify, Profile };
+
 struct Trial {
   int64_t id = 0;
   std::string key;  // point_key(point) + "@" + budget level: the identity used for resume
@@ -44,10 +55,11 @@ struct Trial {
   bool ok() const { return outcome == "ok"; }
   // A successful search measurement: a candidate for the best (not a verification run or the
   // guard's fp32 reference).
-  bool candidate() const { return ok() && !after_search() && stage != "guard-reference"; }
+  TrialRole role() const;
+  bool candidate() const { return ok() && (role() == TrialRole::Search || role() == TrialRole::Settle); }
   // A run of a chosen point after the search (verification to the target, a profile): not a
   // candidate, and not part of the search's cost.
-  bool after_search() const { return stage == "verify" || stage == "profile"; }
+  bool after_search() const { return role() == TrialRole::Verify || role() == TrialRole::Profile; }
   // A candidate the guard has passed (not guard_pending): one that can be chosen as the best.
   bool choosable() const { return candidate() && !guard_pending; }
 };

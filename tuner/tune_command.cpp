@@ -568,8 +568,8 @@ int run_tune(const TuneArgs& args) {
       // What limits the default and the chosen configuration: each run once more, profiled.
       const auto tuned_profiler = trials.executor(final_phase->base, final_phase->dir + "/trials", TrialPurpose::Profile);
       const auto default_profiler = trials.executor(base, final_phase->dir + "/trials", TrialPurpose::Profile);
-      const Trial tuned = final_phase->tuner->verify(*tuned_profiler, *best_point, "best", 1, "profile");
-      const Trial fallback = final_phase->tuner->verify(*default_profiler, nlohmann::json::object(), "default", 1, "profile");
+      const Trial tuned = final_phase->tuner->verify(*tuned_profiler, *best_point, "best", 1, kProfileStage);
+      const Trial fallback = final_phase->tuner->verify(*default_profiler, nlohmann::json::object(), "default", 1, kProfileStage);
       summary.profiles = {{"best", profile_entry(tuned)}, {"default", profile_entry(fallback)}};
     }
   } catch (const TuningInterrupted&) {

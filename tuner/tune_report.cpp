@@ -158,8 +158,8 @@ std::string trials_table(const Tuner& tuner) {
   const Trial* best = tuner.best();
   for (const auto& t : tuner.trials()) {
     char interval[64] = "";
-    if (t.time_to_target_s && (to_target || t.stage == "verify")) std::snprintf(interval, sizeof interval, "%.1f", *t.time_to_target_s);
-    else if (t.ok() && t.stage != "verify") std::snprintf(interval, sizeof interval, "[%.0f, %.0f]", t.ci_low, t.ci_high);
+    if (t.time_to_target_s && (to_target || t.role() == TrialRole::Verify)) std::snprintf(interval, sizeof interval, "%.1f", *t.time_to_target_s);
+    else if (t.ok() && t.role() != TrialRole::Verify) std::snprintf(interval, sizeof interval, "[%.0f, %.0f]", t.ci_low, t.ci_high);
     std::snprintf(line, sizeof line, "%4lld%s %-15s %-14s %12.0f  %-21s %9.0f %7.1f  %s\n", static_cast<long long>(t.id),
                   best && best->id == t.id ? "*" : " ", t.stage.c_str(), t.outcome.c_str(),
                   std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0, interval,

@@ -154,7 +154,7 @@ std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json&
   } awaiting(awaiting_reference_);
   try {
     const auto needed = static_cast<int64_t>(options_.guard.reference_windows(windows));
-    const Trial& ref = measure_losses_up_to(*reference, "guard-reference", budget_level, nullptr, needed);
+    const Trial& ref = measure_losses_up_to(*reference, kGuardReferenceStage, budget_level, nullptr, needed);
     if (ref.ok()) return ref.losses;
   } catch (const BudgetExhausted&) {
     // No budget for the reference: the candidate is judged on its own trajectory.
@@ -231,7 +231,7 @@ bool Tuner::better(const Trial& a, const Trial& b) const {
 const Trial* Tuner::best() const {
   int64_t top_level = 0, max_level = 0;
   for (const auto& t : trials_) {
-    if (t.choosable() && (t.stage != kSettleStage || t.budget_level <= confirmed_level_)) top_level = std::max(top_level, t.budget_level);
+    if (t.choosable() && (t.role() != TrialRole::Settle || t.budget_level <= confirmed_level_)) top_level = std::max(top_level, t.budget_level);
     max_level = std::max(max_level, t.budget_level);
   }
   auto failed_above = [&](const Trial& t) {

@@ -25,7 +25,6 @@ namespace dyno {
 
 // The stage of a trial a strategy measures at a higher budget level to settle one comparison
 // during its search (not a confirmation): see Tuner::best().
-inline constexpr const char kSettleStage[] = "settle";
 
 // Thrown by measure() when the trial or time budget is spent; strategies let it propagate.
 struct BudgetExhausted {};
@@ -73,7 +72,7 @@ class Tuner {
   // "<stage>:<label>:" keys, not counted against the search budget. `budget_level` picks the seed
   // of an executor whose level L is the L-th seed.
   Trial verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level = 1,
-                      const std::string& stage = "verify");
+                      const std::string& stage = kVerifyStage);
   // Runs the named strategy until it is done or the budget is spent.
   void run();
 
