@@ -36,6 +36,7 @@
 #include "tuner/target_time_cap.h"
 #include "tuner/tune_report.h"
 #include "tuner/tuner.h"
+#include "tuner/verification.h"
 #include "workloads/workload_registry.h"
 
 namespace dyno {
@@ -533,36 +534,12 @@ int run_tune(const TuneArgs& args) {
       // Verification: the winner and the default configuration, both trained to the target.
       const auto tuned_verifier = trials.executor(final_phase->base, final_phase->dir + "/trials", TrialPurpose::Verify);
       const auto default_verifier = trials.executor(base, final_phase->dir + "/trials", TrialPurpose::Verify);
-      auto describe = [](const Trial& t) {
-        return nlohmann::json{{"outcome", t.outcome}, {"reason", t.reason}, {"time_to_target_s", t.time_to_target_s ? nlohmann::json(*t.time_to_target_s) : nlohmann::json(nullptr)},
-                              {"samples_per_second", t.samples_per_second}, {"report", t.report_path}};
-      };
-      // One pair (tuned, then default) per seed: the seed moves the initial weights and the data
-      // order, which can move the target by a whole evaluation, so one pair can flatter or
-      // wrong the tuned config. The speedup is total default time over total tuned time.
-      // The first pair keeps the base seed and the plain labels (journals of earlier runs resume).
       // (A workload's seed is its `seed` knob; a program's, the budget level's DYNO_SEED.)
-      double tuned_total = 0, default_total = 0;
-      bool all_reached = true;
-      nlohmann::json pairs = nlohmann::json::array();
-      const int64_t base_seed = program ? static_cast<int64_t>(args.seed) : base.value("seed", int64_t{0});
-      for (int s = 0; s < args.verify_seeds; ++s) {
-        const std::string suffix = s == 0 ? "" : "-seed" + std::to_string(s);
-        nlohmann::json tuned_point = *best_point, default_point = nlohmann::json::object();
-        if (s > 0 && !program) tuned_point["seed"] = default_point["seed"] = base_seed + s;
-        const Trial tuned = final_phase->tuner->verify(*tuned_verifier, tuned_point, "best" + suffix, 1 + (program ? s : 0));
-        const Trial fallback = final_phase->tuner->verify(*default_verifier, default_point, "default" + suffix, 1 + (program ? s : 0));
-        const bool reached = tuned.time_to_target_s && fallback.time_to_target_s;
-        all_reached &= reached;
-        if (reached) {
-          tuned_total += *tuned.time_to_target_s;
-          default_total += *fallback.time_to_target_s;
-        }
-        pairs.push_back({{"seed", base_seed + s}, {"best", describe(tuned)}, {"default", describe(fallback)},
-                         {"speedup", reached ? nlohmann::json(*fallback.time_to_target_s / *tuned.time_to_target_s) : nlohmann::json(nullptr)}});
-      }
-      summary.verification = {{"best", pairs[0]["best"]}, {"default", pairs[0]["default"]}, {"seeds", pairs},
-                              {"speedup", all_reached ? nlohmann::json(default_total / tuned_total) : nlohmann::json(nullptr)}};
+      VerificationPlan plan;
+      plan.seeds = args.verify_seeds;
+      plan.base_seed = program ? static_cast<int64_t>(args.seed) : base.value("seed", int64_t{0});
+      plan.seed_as_level = program;
+      summary.verification = verify_against_default(*final_phase->tuner, *tuned_verifier, *default_verifier, *best_point, plan);
     }
     if (best_point && !program && !args.no_profile) {
       // What limits the default and the chosen configuration: each run once more, profiled.
