@@ -17,8 +17,8 @@ size_t SuccessiveHalving::first_rung(int64_t grid_size, int64_t max_trials) cons
 int64_t SuccessiveHalving::expected_trials(const SearchSpace& space, int64_t max_trials) const {
   int64_t total = 0;
   size_t rung = first_rung(space.grid_size(), max_trials);
-  for (; rung > 1; rung = std::max<size_t>(1, rung / static_cast<size_t>(reduction_))) total += static_cast<int64_t>(rung);
-  total += rung == 1;  // the final measurement
+  for (; rung > kFinalists; rung = std::max<size_t>(1, rung / static_cast<size_t>(reduction_))) total += static_cast<int64_t>(rung);
+  // The final race adds a round only while its points' evidence leaves the leader undecided: not counted.
   return within_trial_limit(total, max_trials);
 }
 
@@ -28,15 +28,15 @@ void SuccessiveHalving::run(Tuner& tuner) {
   for (size_t i = points.size(); i > 1; --i) std::swap(points[i - 1], points[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
   points.resize(first_rung(static_cast<int64_t>(points.size()), tuner.options().max_trials));
   int64_t level = 1;
-  while (points.size() > 1) {
+  while (points.size() > kFinalists) {
     for (const auto& p : points) tuner.measure(p, "halving-rung" + std::to_string(level), level);
     // measure() grows the trial list (references into it move): rank copies found by key.
     std::vector<std::pair<nlohmann::json, Trial>> ranked;
     for (const auto& p : points)
       for (const auto& t : tuner.trials())
         if (t.key == trial_key(p, level)) ranked.emplace_back(p, t);
-    // A strict weak ordering (Tuner::better is not one: intervals that overlap pairwise do not
-    // order a set): successful trials first, then the median objective, then the simpler point,
+    // A strict weak ordering (pairwise comparisons of intervals are not one: intervals that
+    // overlap pairwise do not order a set): successful trials first, then the median objective, then the simpler point,
     // then the point's key, a fixed order for equal figures.
     auto rank = [&](const std::pair<nlohmann::json, Trial>& r) {
       return std::make_tuple(!r.second.ok(), -r.second.objective, tuner.complexity(r.second.point), r.second.key);
@@ -48,7 +48,7 @@ void SuccessiveHalving::run(Tuner& tuner) {
       if (ranked[i].second.ok()) points.push_back(ranked[i].first);
     level *= reduction_;
   }
-  if (points.size() == 1) tuner.measure(points[0], "halving-final", level);
+  tuner.final_race(points, kRaceRounds);
 }
 
 }  // namespace dyno

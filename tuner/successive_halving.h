@@ -1,5 +1,6 @@
 // SuccessiveHalving: many candidates measured briefly, the best third measured three times
-// longer, and so on until one remains (Jamieson & Talwalkar; the "rungs" of Hyperband).
+// longer, and so on until three or fewer remain (Jamieson & Talwalkar; the "rungs" of
+// Hyperband); those run the final race (Tuner::final_race).
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,9 @@ class SuccessiveHalving : public Strategy {
   explicit SuccessiveHalving(int64_t reduction = 3) : reduction_(reduction) {}
   void run(Tuner& tuner) override;
   int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
+
+  static constexpr size_t kFinalists = 3;
+  static constexpr int64_t kRaceRounds = 3;
 
  private:
   size_t first_rung(int64_t grid_size, int64_t max_trials) const;

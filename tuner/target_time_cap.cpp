@@ -11,8 +11,8 @@ double search_time_cap(const Tuner& tuner, double cap_s) {
   return best && best->time_to_target_s ? std::min(cap_s, *best->time_to_target_s * 1.3 + 5) : cap_s;
 }
 
-double confirmation_time_cap(const Tuner& tuner, double cap_s) {
-  const Trial* best = tuner.best_where([](const Trial& t) { return t.budget_level == 1 && t.choosable(); });
+double race_time_cap(const Tuner& tuner, double cap_s) {
+  const Trial* best = tuner.best_where([](const Trial& t) { return t.budget_level == 1 && t.candidate(); });
   return best && best->time_to_target_s ? std::min(cap_s, *best->time_to_target_s * 2 + 10) : cap_s;
 }
 

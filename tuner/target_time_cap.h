@@ -10,12 +10,12 @@ class Tuner;
 // time so far, plus a margin for run-to-run noise (x1.3 + 5 s), cannot beat it. At most cap_s.
 double search_time_cap(const Tuner& tuner, double cap_s);
 
-// During the next-seed confirmation: one cap for every finalist's seeds, from the best first-seed
+// During the final race on the next seeds: one cap for every finalist's seeds, from the best first-seed
 // (budget level 1) time, loose enough (x2 + 10 s) for a seed that needs one more evaluation than
 // the best did (fashion-cnn: 25 s to the target after 2 epochs, 38 s after 3). A finalist that
 // misses a seed is never chosen, so a cap that cuts a slower seed disqualifies it. The search cap
-// would follow best(), which during confirmation is a single seed's figure at the top level: in a
+// would follow best(), which during the race is a single seed's figure at the top level: in a
 // session-9 run one finalist's seed was cut at 38 s, and later finalists' seeds ran to 41 s.
-double confirmation_time_cap(const Tuner& tuner, double cap_s);
+double race_time_cap(const Tuner& tuner, double cap_s);
 
 }  // namespace dyno

@@ -13,7 +13,6 @@
 namespace dyno {
 
 TrialRole Trial::role() const {
-  if (stage == kSettleStage) return TrialRole::Settle;
   if (stage == kGuardReferenceStage) return TrialRole::GuardReference;
   if (stage == kVerifyStage) return TrialRole::Verify;
   if (stage == kProfileStage) return TrialRole::Profile;
@@ -57,7 +56,6 @@ nlohmann::json to_json(const Trial& t) {
           {"windows", t.windows},
           {"pooled_with", t.pooled_with},
           {"outpaced_by", t.outpaced_by},
-          {"guard_pending", t.guard_pending},
           {"wall_time_s", t.wall_time_s},
           {"report_path", t.report_path}};
 }
@@ -85,7 +83,6 @@ Trial trial_from_json(const nlohmann::json& json, const std::string& where) {
     if (!std::isnan(w)) t.windows.push_back(w);
   t.pooled_with = j.integer("pooled_with");
   t.outpaced_by = j.integer("outpaced_by");
-  t.guard_pending = j.flag("guard_pending");
   t.wall_time_s = j.number("wall_time_s");
   t.report_path = j.text("report_path");
   return t;

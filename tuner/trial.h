@@ -14,15 +14,14 @@
 namespace dyno {
 
 // The stages whose trials have a role of their own; every other stage is a search strategy's.
-inline constexpr const char kSettleStage[] = "settle";
 inline constexpr const char kGuardReferenceStage[] = "guard-reference";
 inline constexpr const char kVerifyStage[] = "verify";
 inline constexpr const char kProfileStage[] = "profile";
 
-// What a trial is for: a search's measurement, one taken at a higher level to settle a single
-// comparison, the convergence guard's fp32 reference, or a run of a chosen point after the search
-// (verification to the target, a profile).
-enum class TrialRole { Search, Settle, GuardReference, Verify, Profile };
+// What a trial is for: a search's measurement (a first one, or one more process of a point whose
+// comparison was not known yet), the convergence guard's fp32 reference, or a run of a chosen
+// point after the search (verification to the target, a profile).
+enum class TrialRole { Search, GuardReference, Verify, Profile };
 
 struct Trial {
   int64_t id = 0;
@@ -41,14 +40,9 @@ struct Trial {
   std::vector<double> losses;  // training loss per window
   std::vector<double> windows;  // throughput per window that the median and interval come from
   int64_t pooled_with = 0;      // id of the lower-level trial of the same point whose windows are included (0 = none)
-  // The trial it raced and lost to: its run stopped once its own interval lay wholly below that
-  // trial's (0 = it ran to the end). It is never preferred to that trial, even where pooling with
-  // a lower level widens its interval into a tie (Tuner::better).
+  // The trial it raced: its run stopped once its own interval lay below the bar that trial's
+  // point set (0 = it ran to the end). A record; its windows are evidence like any other.
   int64_t outpaced_by = 0;
-  // Its fp32 reference was not measured: a candidate with amp (or tf32) that lost its race is
-  // not adopted, so the guard's verdict is deferred until a higher level measures it again
-  // (Tuner::measure). A pending trial cannot be chosen as the best.
-  bool guard_pending = false;
   double wall_time_s = 0;      // the trial's cost, process start to end
   std::string report_path;
 
@@ -56,12 +50,10 @@ struct Trial {
   // A successful search measurement: a candidate for the best (not a verification run or the
   // guard's fp32 reference).
   TrialRole role() const;
-  bool candidate() const { return ok() && (role() == TrialRole::Search || role() == TrialRole::Settle); }
+  bool candidate() const { return ok() && role() == TrialRole::Search; }
   // A run of a chosen point after the search (verification to the target, a profile): not a
   // candidate, and not part of the search's cost.
   bool after_search() const { return role() == TrialRole::Verify || role() == TrialRole::Profile; }
-  // A candidate the guard has passed (not guard_pending): one that can be chosen as the best.
-  bool choosable() const { return candidate() && !guard_pending; }
 };
 
 nlohmann::json to_json(const Trial& trial);

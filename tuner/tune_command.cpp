@@ -502,26 +502,25 @@ int run_tune(const TuneArgs& args) {
       TunerOptions target_options = options;
       target_options.strategy = "grid";  // a handful of full training runs: all of them
       target_options.objective = "time-to-target";
-      // Every finished search trial tightens the time cap of the next one; the confirmation's
+      // Every finished search trial tightens the time cap of the next one; the final race's
       // trials all run under one looser cap (tuner/target_time_cap.h).
       const double cap = args.verify_cap_s;
-      auto confirming = std::make_shared<bool>(false);
+      auto racing = std::make_shared<bool>(false);
       Phase& phase = run.start_phase(args.out, tuned_base, target_space, target_options, TrialPurpose::ToTarget,
-                                     [cap, confirming](Phase& p, const Tuner& tuner) {
-                                       if (!*confirming) p.executor->set_time_cap(search_time_cap(tuner, cap));
+                                     [cap, racing](Phase& p, const Tuner& tuner) {
+                                       if (!*racing) p.executor->set_time_cap(search_time_cap(tuner, cap));
                                      });
       final_phase = &phase;
       phase.executor->set_time_cap(search_time_cap(*phase.tuner, cap));  // from the trials a resumed journal holds
       phase.tuner->run();
       try {
         if (tunable.workload) refine_learning_rate(*phase.tuner, config_from_json(tuned_base), *tunable.workload);
-        *confirming = true;
-        phase.executor->set_time_cap(confirmation_time_cap(*phase.tuner, cap));
-        // The seed can move the target by a whole evaluation: the three fastest points are
-        // trained again with the next seeds (as many seeds in all as --verify-seeds, at least
-        // two) and the winner is chosen on all of them together: a horizon that reaches the
-        // target on two seeds out of three is not chosen to be verified on three.
-        phase.tuner->confirm_best(3, std::max(2, args.verify_seeds));
+        *racing = true;
+        phase.executor->set_time_cap(race_time_cap(*phase.tuner, cap));
+        // The seed can move the target by a whole evaluation: the three fastest points race,
+        // each round training every one left with its next seed (up to as many seeds in all as
+        // --verify-seeds, at least two), and a point that misses the target on any seed is out.
+        phase.tuner->final_race(phase.tuner->leading_points(3), std::max(2, args.verify_seeds) - 1);
       } catch (const BudgetExhausted&) {
         // What was measured stands.
       }
@@ -578,7 +577,7 @@ int run_tune(const TuneArgs& args) {
   if (!args.quiet) {
     if (two_phases) {
       std::cout << "phase 1 (throughput, " << throughput->tuner->options().strategy << "):\n" << trials_table(*throughput->tuner);
-      std::cout << "\nphase 2 (time to target: grid over the convergence knobs, LR refinement, next-seed confirmation):\n";
+      std::cout << "\nphase 2 (time to target: grid over the convergence knobs, LR refinement, a final race on the next seeds):\n";
     }
     std::cout << trials_table(tuner);
     if (best && to_target) {

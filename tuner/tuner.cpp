@@ -4,8 +4,10 @@
 #include <cmath>
 #include <fstream>
 #include <optional>
+#include <map>
 
 #include "reports/atomic_file.h"
+#include "reports/statistics.h"
 #include "reports/user_error.h"
 #include "tuner/journal.h"
 #include "tuner/strategy.h"
@@ -21,6 +23,7 @@ void Tuner::load_journal() {
   for (auto& t : read_journal(options_.journal_path).trials) {
     by_key_[t.key] = trials_.size();
     trials_.push_back(std::move(t));
+    replayed_.push_back(false);
   }
   resumed_ = !trials_.empty();
 }
@@ -60,10 +63,18 @@ Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int6
   return measure_losses_up_to(point, stage, budget_level, race, 0);
 }
 
+Trial Tuner::measure_again(const nlohmann::json& point, const std::string& stage) {
+  const Trial* top = latest(point);
+  return measure(point, stage, top ? top->budget_level + 1 : 1);
+}
+
 Trial Tuner::measure_losses_up_to(const nlohmann::json& point, const std::string& stage, int64_t budget_level,
                                   const Trial* race, int64_t loss_windows) {
   const std::string key = trial_key(point, budget_level);
-  if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
+  if (auto it = by_key_.find(key); it != by_key_.end()) {
+    replayed_[it->second] = true;
+    return trials_[it->second];
+  }
   if (!budget_left()) throw BudgetExhausted{};
   const bool throughput = options_.objective == "throughput";
   // A throughput measurement at level L continues the point's highest measured lower level: it
@@ -73,7 +84,7 @@ Trial Tuner::measure_losses_up_to(const nlohmann::json& point, const std::string
   const Trial* lower = throughput ? highest_lower_level(point, budget_level) : nullptr;
   TrialRequest request{budget_level, budget_level - (lower ? lower->budget_level : 0), 0.0, loss_windows};
   if (throughput && race && race->ok()) {
-    request.stop_below = race->ci_low;
+    request.stop_below = race_bar(race->point);
     request.race_id = race->id;
   }
   // While this trial waits for its guard reference, the reference takes the next id (and folder).
@@ -95,24 +106,29 @@ Trial Tuner::measure_losses_up_to(const nlohmann::json& point, const std::string
   // A trial that reached its target has shown the convergence the guard stands in for: the guard
   // checks throughput trials, which measure speed over a few windows of training.
   if (trial.ok() && throughput) {
-    // A raced candidate that lost is not adopted: a reference that would have to be measured for
-    // it is deferred (the trial is guard_pending; its own trajectory is still checked).
-    const bool lost_race = throughput && race && race->ok() && !better(trial, *race);
-    const auto reference = trial.losses.empty() ? std::nullopt : reference_losses(point, budget_level, trial.losses.size(), !lost_race, trial.guard_pending);
+    const auto reference = trial.losses.empty() ? std::nullopt : reference_losses(point, budget_level, trial.losses.size());
     if (auto reason = options_.guard.check(trial.losses, reference ? &*reference : nullptr)) {
       trial.outcome = "rejected";
       trial.reason = *reason;
-      trial.guard_pending = false;
-    } else if (trial.guard_pending) {
-      trial.reason += std::string(trial.reason.empty() ? "" : "; ") + "fp32 reference not measured: it lost to trial " +
-                      std::to_string(race->id) + " (a reference is measured for a candidate that can be chosen)";
     }
   }
   by_key_[key] = trials_.size();
   trials_.push_back(trial);
+  replayed_.push_back(true);
   append_to_journal(trial);
   if (options_.on_trial) options_.on_trial(trials_.back(), *this);
   return trials_.back();
+}
+
+// The bar a process racing `point` stops under: below it, the process's own upper bound shows it
+// cannot beat the point's lower bound even if the process ran slow by the noise's whole interval.
+double Tuner::race_bar(const nlohmann::json& point) const {
+  const PointEvidence e = evidence(point);
+  if (e.failed || e.figures.empty()) return 0.0;
+  const NoiseModel n = noise();
+  const double t = student_t_quantile(0.5 + options_.decision.confidence / 2.0, n.degrees_of_freedom());
+  const double sigma = std::sqrt(n.variance());
+  return std::exp(e.estimate() - t * sigma / std::sqrt(static_cast<double>(e.processes())) - t * sigma);
 }
 
 // The point's highest budget level below `budget_level` that measured fine and kept its windows.
@@ -132,20 +148,14 @@ const Trial* Tuner::find(const nlohmann::json& point, int64_t budget_level) cons
 // lower budget level (its reference would have to be measured again, as a long trial), or no
 // budget is left. A measured trial on the same trajectory serves; otherwise the reference is
 // measured now, over the first windows only (ConvergenceGuard::reference_windows), and journaled
-// before the candidate, so a resume finds it; or, when `may_measure` is false, not measured, and
-// `deferred` is set.
-std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows,
-                                                           bool may_measure, bool& deferred) {
+// before the candidate, so a resume finds it.
+std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows) {
   const auto reference = options_.guard.reference_point(point);
   if (!reference) return std::nullopt;
   for (int64_t level = 1; level < budget_level; ++level)
-    if (const Trial* earlier = find(point, level); earlier && earlier->ok() && !earlier->guard_pending) return std::nullopt;
+    if (const Trial* earlier = find(point, level); earlier && earlier->ok()) return std::nullopt;
   for (const auto& t : trials_)
     if (t.ok() && t.budget_level == budget_level && !t.losses.empty() && ConvergenceGuard::same_trajectory(t.point, *reference)) return t.losses;
-  if (!may_measure) {
-    deferred = true;
-    return std::nullopt;
-  }
   // While the candidate waits, its reference takes the next id (and trial folder).
   struct Awaiting {
     int64_t& count;
@@ -178,7 +188,10 @@ double Tuner::seeds_objective(const Trial& trial) const {
 Trial Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level,
                           const std::string& stage) {
   const std::string key = stage + ":" + label + ":" + point_key(point);
-  if (auto it = by_key_.find(key); it != by_key_.end()) return trials_[it->second];
+  if (auto it = by_key_.find(key); it != by_key_.end()) {
+    replayed_[it->second] = true;
+    return trials_[it->second];
+  }
   const int64_t id = static_cast<int64_t>(trials_.size()) + 1;
   TrialRequest request;
   request.budget_level = budget_level;
@@ -190,100 +203,183 @@ Trial Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const 
   trial.objective = trial.time_to_target_s ? 1.0 / std::max(*trial.time_to_target_s, 1e-9) : 0.0;
   by_key_[key] = trials_.size();
   trials_.push_back(trial);
+  replayed_.push_back(true);
   append_to_journal(trial);
   if (options_.on_trial) options_.on_trial(trials_.back(), *this);
   return trials_.back();
 }
 
-bool Tuner::better(const Trial& a, const Trial& b) const {
-  if (a.ok() != b.ok()) return a.ok();
-  if (!a.ok()) return false;
-  // A race decided on the loser's own windows stands (pooling can widen its interval into a tie).
-  if (a.id != 0 && b.outpaced_by == a.id) return true;
-  if (b.id != 0 && a.outpaced_by == b.id) return false;
-  if (a.ci_low > b.ci_high) return true;
-  if (b.ci_low > a.ci_high) return false;
-  // A tie: prefer the simpler configuration, then (when asked) the smaller batch, then the one that
-  // needs materially less memory.
-  const int64_t ca = complexity(a.point), cb = complexity(b.point);
+bool Tuner::visible(const Trial& trial) const {
+  const auto it = by_key_.find(trial.key);
+  return it == by_key_.end() || replayed_[it->second];
+}
+
+// One figure per process: the log of its own windows' median (a pooled trial's windows after its
+// lower level's), or of 1 / its seed's time to target. Guard references measured the point too.
+PointEvidence Tuner::evidence(const nlohmann::json& point) const {
+  PointEvidence e;
+  const std::string prefix = point_key(point) + "@";
+  const bool throughput = options_.objective == "throughput";
+  for (const auto& t : trials_) {
+    if (t.after_search() || t.key.compare(0, prefix.size(), prefix) != 0 || !visible(t)) continue;
+    if (!t.ok()) {
+      e.failed = true;
+      continue;
+    }
+    double figure = 0;
+    if (!throughput) {
+      if (!t.time_to_target_s || *t.time_to_target_s <= 0) {
+        e.failed = true;  // missed the target on this seed
+        continue;
+      }
+      figure = 1.0 / *t.time_to_target_s;
+    } else {
+      size_t own_from = 0;
+      if (t.pooled_with != 0)
+        for (const auto& lower : trials_)
+          if (lower.id == t.pooled_with && lower.key.compare(0, prefix.size(), prefix) == 0) own_from = std::min(lower.windows.size(), t.windows.size());
+      const std::vector<double> own(t.windows.begin() + static_cast<std::ptrdiff_t>(own_from), t.windows.end());
+      figure = own.empty() ? t.samples_per_second : median(own);
+    }
+    if (figure > 0) e.figures.push_back(std::log(figure));
+  }
+  return e;
+}
+
+NoiseModel Tuner::noise() const {
+  NoiseModel model;
+  std::map<std::string, nlohmann::json> points;
+  for (const auto& t : trials_)
+    if (t.ok() && !t.after_search() && visible(t)) points.emplace(point_key(t.point), t.point);
+  for (const auto& [key, point] : points) {
+    const PointEvidence e = evidence(point);
+    if (!e.failed) model.add(e);
+  }
+  return model;
+}
+
+Comparison Tuner::judge(const nlohmann::json& a, const nlohmann::json& b) const {
+  return decide(evidence(a), evidence(b), noise(), options_.decision);
+}
+
+Verdict Tuner::compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& stage) {
+  for (;;) {
+    const Comparison c = judge(a, b);
+    if (c.verdict != Verdict::Unknown) return c.verdict;
+    const size_t na = evidence(a).processes(), nb = evidence(b).processes();
+    if (std::min(na, nb) >= options_.decision.max_processes) return settle_at_cap(c, options_.decision);
+    try {
+      measure_again(na <= nb ? a : b, stage);
+    } catch (const BudgetExhausted&) {
+      return settle_at_cap(c, options_.decision);
+    }
+  }
+}
+
+bool Tuner::preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const {
+  if (verdict == Verdict::Unknown) verdict = settle_at_cap(judge(a, b), options_.decision);
+  if (verdict != Verdict::Equivalent) return verdict == Verdict::FirstBetter;
+  return tie_break(a, b);
+}
+
+// Equivalent points: the simpler configuration, then (when asked) the smaller batch, then the one
+// that needs materially less memory, then the higher estimate.
+bool Tuner::tie_break(const nlohmann::json& a, const nlohmann::json& b) const {
+  const int64_t ca = complexity(a), cb = complexity(b);
   if (ca != cb) return ca < cb;
   if (options_.ties_prefer_smaller_batch) {
-    const auto ba = a.point.find("batch_size"), bb = b.point.find("batch_size");
-    if (ba != a.point.end() && bb != b.point.end() && ba->is_number() && bb->is_number() && *ba != *bb) return *ba < *bb;
+    const auto ba = a.find("batch_size"), bb = b.find("batch_size");
+    if (ba != a.end() && bb != b.end() && ba->is_number() && bb->is_number() && *ba != *bb) return *ba < *bb;
   }
-  if (a.peak_memory_bytes > 0 && b.peak_memory_bytes > 0) {
-    const double saving = static_cast<double>(b.peak_memory_bytes - a.peak_memory_bytes);
-    const double material = std::max(0.05 * static_cast<double>(std::max(a.peak_memory_bytes, b.peak_memory_bytes)),
+  const Trial* ta = latest(a);
+  const Trial* tb = latest(b);
+  if (ta && tb && ta->peak_memory_bytes > 0 && tb->peak_memory_bytes > 0) {
+    const double saving = static_cast<double>(tb->peak_memory_bytes - ta->peak_memory_bytes);
+    const double material = std::max(0.05 * static_cast<double>(std::max(ta->peak_memory_bytes, tb->peak_memory_bytes)),
                                       TunerOptions::kMaterialMemoryShare * static_cast<double>(options_.memory_capacity_bytes));
     if (saving > material) return true;
     if (-saving > material) return false;
   }
-  return a.objective > b.objective;
+  return evidence(a).estimate() > evidence(b).estimate();
 }
 
-// The highest level measured decides, but a point that failed at a level above the one it is
-// judged at is not chosen (a horizon that missed the target on seed 3 does not win on its first
-// two seeds); when nothing at a level qualifies, the level below decides. A trial a strategy took
-// at a higher level to settle one comparison (kSettleStage) makes that level the deciding one
-// only once a confirmation has reached it (it may then serve as a finalist's measurement): when
-// the budget ends the search before its confirmation, the level below, where every point was
-// measured, decides.
-const Trial* Tuner::best() const {
-  int64_t top_level = 0, max_level = 0;
-  for (const auto& t : trials_) {
-    if (t.choosable() && (t.role() != TrialRole::Settle || t.budget_level <= confirmed_level_)) top_level = std::max(top_level, t.budget_level);
-    max_level = std::max(max_level, t.budget_level);
-  }
-  auto failed_above = [&](const Trial& t) {
-    for (int64_t l = t.budget_level + 1; l <= max_level; ++l)
-      if (const Trial* higher = find(t.point, l); higher && !higher->ok()) return true;
-    return false;
+void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
+  auto leader = [&] {
+    return *std::max_element(points.begin(), points.end(),
+                             [&](const auto& x, const auto& y) { return evidence(x).estimate() < evidence(y).estimate(); });
   };
-  for (int64_t level = top_level; level >= 1; --level)
-    if (const Trial* winner = best_where([&](const Trial& t) { return t.budget_level == level && t.choosable() && !failed_above(t); }))
-      return winner;
-  return nullptr;
+  auto drop = [&](const std::function<bool(const nlohmann::json&)>& out) { points.erase(std::remove_if(points.begin(), points.end(), out), points.end()); };
+  auto decided = [&] {
+    const nlohmann::json lead = leader();
+    return std::all_of(points.begin(), points.end(), [&](const auto& p) { return p == lead || judge(p, lead).verdict != Verdict::Unknown; });
+  };
+  for (const auto& p : points)
+    if (evidence(p).figures.empty()) measure(p, "race");
+  drop([&](const nlohmann::json& p) { return evidence(p).failed; });
+  for (int64_t round = 0; round < max_rounds && points.size() > 1 && !decided(); ++round) {
+    // Interleaved: each round starts one point further along, so no point always runs first.
+    std::rotate(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(round) % points.size()), points.end());
+    for (const auto& p : points) measure_again(p, "race");
+    drop([&](const nlohmann::json& p) { return evidence(p).failed; });
+    if (points.empty()) break;
+    const nlohmann::json lead = leader();
+    drop([&](const nlohmann::json& p) { return p != lead && judge(p, lead).verdict == Verdict::SecondBetter; });
+  }
+  if (points.empty()) return;
+  // The winner: the leader, or a point equivalent to it that the tie-breaks prefer (each within the
+  // margin of the leader, so of the highest estimate).
+  const nlohmann::json lead = leader();
+  nlohmann::json winner = lead;
+  for (const auto& p : points)
+    if (p != lead && settle_at_cap(judge(p, lead), options_.decision) == Verdict::Equivalent && preferred(Verdict::Equivalent, p, winner)) winner = p;
+  race_winner_ = winner;
+}
+
+std::vector<nlohmann::json> Tuner::leading_points(size_t count) const {
+  std::map<std::string, nlohmann::json> points;
+  for (const auto& t : trials_)
+    if (t.candidate() && visible(t)) points.emplace(point_key(t.point), t.point);
+  std::vector<std::pair<double, nlohmann::json>> ranked;
+  for (const auto& [key, point] : points) {
+    const PointEvidence e = evidence(point);
+    if (!e.failed && !e.figures.empty()) ranked.emplace_back(e.estimate(), point);
+  }
+  // Highest estimate first; equal estimates in the order of their keys (a strict weak ordering).
+  std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first > y.first : point_key(x.second) < point_key(y.second);
+  });
+  std::vector<nlohmann::json> leading;
+  for (size_t i = 0; i < ranked.size() && i < count; ++i) leading.push_back(ranked[i].second);
+  return leading;
+}
+
+const Trial* Tuner::latest(const nlohmann::json& point) const {
+  const Trial* top = nullptr;
+  const std::string prefix = point_key(point) + "@";
+  for (const auto& t : trials_)
+    if (!t.after_search() && t.key.compare(0, prefix.size(), prefix) == 0 && visible(t) && (!top || t.budget_level > top->budget_level)) top = &t;
+  return top;
+}
+
+const Trial* Tuner::best() const {
+  if (race_winner_) return latest(*race_winner_);
+  const auto leading = leading_points(1);
+  return leading.empty() ? nullptr : latest(leading.front());
 }
 
 const Trial* Tuner::best_where(const std::function<bool(const Trial&)>& admit) const {
   const Trial* winner = nullptr;
   for (const auto& t : trials_) {
     if (!t.candidate() || !admit(t)) continue;
-    if (!winner || better(t, *winner)) winner = &t;
+    if (!winner || t.objective > winner->objective || (t.objective == winner->objective && t.key < winner->key)) winner = &t;
   }
   return winner;
-}
-
-void Tuner::confirm_best(size_t count, int64_t level) {
-  confirmed_level_ = std::max(confirmed_level_, level);
-  std::vector<const Trial*> ranked;
-  for (const auto& t : trials_)
-    if (t.candidate() && t.budget_level == 1) ranked.push_back(&t);
-  std::stable_sort(ranked.begin(), ranked.end(), [](const Trial* a, const Trial* b) { return a->objective > b->objective; });
-  std::vector<nlohmann::json> points;  // distinct, fastest first (copies: measure() grows trials_)
-  for (const Trial* t : ranked)
-    if (std::find(points.begin(), points.end(), t->point) == points.end()) points.push_back(t->point);
-  // Throughput: each finalist races the best confirmed so far (a clearly slower one stops early).
-  // When none of the `count` finalists passes every level, the next points in rank order are
-  // confirmed until one does (at most `count` more).
-  std::vector<std::optional<Trial>> leader(static_cast<size_t>(level) + 1);
-  bool one_passed = false;
-  for (size_t i = 0; i < points.size() && i < 2 * count && (i < count || !one_passed); ++i) {
-    bool passed = true;
-    for (int64_t l = 2; l <= level && passed; ++l) {
-      auto& lead = leader[static_cast<size_t>(l)];
-      const Trial& t = measure(points[i], "confirm", l, options_.objective == "throughput" && lead ? &*lead : nullptr);
-      passed = t.choosable();
-      if (passed && (!lead || better(t, *lead))) lead = t;
-    }
-    one_passed = one_passed || passed;
-  }
 }
 
 std::vector<const Trial*> Tuner::pareto_front() const {
   std::vector<const Trial*> front;
   // Only configurations a user could take: measured, and past the convergence guard.
-  auto eligible = [](const Trial& t) { return t.ok() && !t.after_search() && !t.guard_pending; };
+  auto eligible = [](const Trial& t) { return t.ok() && !t.after_search(); };
   for (const auto& t : trials_) {
     if (!eligible(t)) continue;
     bool dominated = false;

@@ -1,11 +1,13 @@
-// Tuner: the bookkeeping every search strategy shares. Strategies ask measure(point) and never
-// time anything; the Tuner runs the trial through its executor (once: results are memoised by
-// point and budget level), applies the convergence guard, appends each finished trial to the
-// journal (flushed, so a killed run resumes with nothing lost or repeated), enforces the budget,
-// and compares trials noise-aware: overlapping 95% intervals are a tie, broken toward the
-// simpler (fewer knobs changed from the start point), then (when asked) the smaller batch, then the
-// cheaper config (clearly less memory, by an amount that matters on the device: see
-// TunerOptions::memory_capacity_bytes), and last the higher median.
+// Tuner: the bookkeeping every search strategy shares, and its one way of deciding. Strategies
+// ask measure(point) and compare(a, b) and never time anything; the Tuner runs each trial through
+// its executor (once: results are memoised by point and budget level), applies the convergence
+// guard, appends each finished trial to the journal (flushed, so a killed run resumes with nothing
+// lost or repeated) and enforces the budget. A point's evidence is every process that measured it;
+// compare() decides between two points on that evidence and the between-process noise
+// (tuner/decision.h), measuring the less-measured point once more while the answer is not known.
+// Equivalent points are told apart by the tie-breaks: the simpler (fewer knobs changed from the
+// start point), then (when asked) the smaller batch, then the one needing materially less memory
+// (see TunerOptions::memory_capacity_bytes), and last the higher estimate.
 #pragma once
 
 #include <cstdint>
@@ -17,14 +19,13 @@
 #include <vector>
 
 #include "tuner/convergence_guard.h"
+#include "tuner/decision.h"
+#include "tuner/evidence.h"
 #include "tuner/search_space.h"
 #include "tuner/trial.h"
 #include "tuner/trial_executor.h"
 
 namespace dyno {
-
-// The stage of a trial a strategy measures at a higher budget level to settle one comparison
-// during its search (not a confirmation): see Tuner::best().
 
 // Thrown by measure() when the trial or time budget is spent; strategies let it propagate.
 struct BudgetExhausted {};
@@ -44,11 +45,11 @@ struct TunerOptions {
   // 0 = unknown: any 5% saving breaks a tie.
   int64_t memory_capacity_bytes = 0;
   static constexpr double kMaterialMemoryShare = 0.02;
-  // A tie is broken toward the smaller batch before memory and the median (after simplicity): set
-  // for the throughput phase of a time-to-target run, where a larger batch takes fewer steps per
-  // epoch and usually more epochs to reach the target (session 9's cnn-ttt2: bf16 b1024 tied with
-  // b512 and won on its median; none of phase 2's 16 trials at 1024 reached the target in the cap).
+  // Equivalent points are told apart by the smaller batch before memory and the estimate (after
+  // simplicity): set for the throughput phase of a time-to-target run, where a larger batch takes
+  // fewer steps per epoch and usually more epochs to reach the target.
   bool ties_prefer_smaller_batch = false;
+  DecisionRule decision;
   std::string journal_path;              // empty = no journal
   bool resume = false;
   ConvergenceGuard guard;
@@ -60,13 +61,13 @@ class Tuner {
   Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& executor, TunerOptions options);
 
   // Measures `point` at `budget_level` (once: memoised). A throughput measurement at level L > 1
-  // continues the point's highest lower level (runs the missing level-1 units, pools the windows).
-  // With `race`, the trial may stop as soon as it is clearly slower than that trial (its whole
-  // interval below race's): the decision Tuner::better would make is already known. A raced
-  // throughput candidate that is not preferred to `race` gets no fp32 reference measured for it
-  // (guard_pending): it is not adopted, and a higher level that measures it checks it then.
-  // (A copy: the tuner's trial list grows with every measurement, so a reference into it would not last.)
+  // continues the point's highest lower level (runs the missing level-1 units in a new process,
+  // pools the windows): one more process of the point. With `race`, the trial may stop as soon as
+  // its own interval shows it cannot beat race's point even if this process ran in a slow spell
+  // (race_bar). (A copy: the tuner's trial list grows with every measurement.)
   Trial measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level = 1, const Trial* race = nullptr);
+  // Measures `point` in one more process (the level above its highest measured one).
+  Trial measure_again(const nlohmann::json& point, const std::string& stage);
   // A run of a chosen point after the search, with another executor: a verification to the
   // target (stage "verify") or a profile (stage "profile"). Journaled, memoised under
   // "<stage>:<label>:" keys, not counted against the search budget. `budget_level` picks the seed
@@ -76,23 +77,33 @@ class Tuner {
   // Runs the named strategy until it is done or the budget is spent.
   void run();
 
-  // a is preferred to b (see the header comment). Failed trials lose to any ok trial.
-  bool better(const Trial& a, const Trial& b) const;
-  // The preferred ok trial (at the highest budget level measured; a point that failed at a
-  // higher level than the trial's is passed over), or nullptr.
+  // Every process that measured `point` in this run so far (on a resume: so far in the replay).
+  PointEvidence evidence(const nlohmann::json& point) const;
+  // The between-process noise, from every point measured more than once.
+  NoiseModel noise() const;
+  // decide(a, b) on the evidence as it stands.
+  Comparison judge(const nlohmann::json& a, const nlohmann::json& b) const;
+  // decide(a, b), measuring the less-measured point once more (stage `stage`) while the answer is
+  // not known, up to DecisionRule::max_processes each; then settle_at_cap. Never "not known".
+  Verdict compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& stage);
+  // Whether `a` is preferred to `b` given their verdict: the better one, and for equivalent points
+  // the tie-breaks (see the header comment).
+  bool preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const;
+  // The final race: interleaved rounds in which every remaining point is measured once more, each
+  // dropping any point the leader (the highest estimate) is better than, until one remains, the
+  // rest are decided against the leader, or `max_rounds` have run. The winner, the preferred of
+  // those left, is best() from then on.
+  void final_race(std::vector<nlohmann::json> points, int64_t max_rounds);
+  // The `count` points with the highest estimates (no failed one), best first.
+  std::vector<nlohmann::json> leading_points(size_t count) const;
+  // The chosen point's latest trial: the final race's winner, else the point with the highest
+  // estimate; nullptr when nothing succeeded.
   const Trial* best() const;
-  // The preferred candidate among those `admit` accepts, or nullptr.
+  // The point's trial at its highest budget level (its pooled figures), or nullptr.
+  const Trial* latest(const nlohmann::json& point) const;
+  // The candidate trial with the highest objective among those `admit` accepts, or nullptr.
   const Trial* best_where(const std::function<bool(const Trial&)>& admit) const;
-  // Confirmation: the `count` fastest distinct points of budget level 1 are measured again at
-  // levels 2 to `level` (stage "confirm"; a point that fails at one level is not measured at the
-  // next; for throughput, each races the best confirmed before it; when none passes every level,
-  // up to `count` more points are, in rank order, until one does), so that best() chooses among
-  // the top level's measurements only: the fastest of many
-  // short, noisy trials is biased upward. Level 2 is a second process pooled with the first
-  // (throughput) or the next seed, with an objective over both seeds (time to target; level 3:
-  // three seeds, and so on).
-  void confirm_best(size_t count, int64_t level = 2);
-  // Throughput up, peak memory down, over ok trials past the guard (not guard_pending).
+  // Throughput up, peak memory down, over ok trials of the search.
   std::vector<const Trial*> pareto_front() const;
 
   const SearchSpace& space() const { return space_; }
@@ -111,8 +122,10 @@ class Tuner {
                                     int64_t loss_windows);
   const Trial* find(const nlohmann::json& point, int64_t budget_level) const;
   const Trial* highest_lower_level(const nlohmann::json& point, int64_t budget_level) const;
-  std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows, bool may_measure,
-                                                     bool& deferred);
+  std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows);
+  double race_bar(const nlohmann::json& point) const;
+  bool tie_break(const nlohmann::json& a, const nlohmann::json& b) const;
+  bool visible(const Trial& trial) const;
   double seeds_objective(const Trial& trial) const;
   void append_to_journal(const Trial& trial);
   void load_journal();
@@ -123,9 +136,12 @@ class Tuner {
   TunerOptions options_;
   std::vector<Trial> trials_;
   std::map<std::string, size_t> by_key_;
+  // A resumed run replays its search: a journaled trial counts as evidence only once the replay
+  // has asked for it again, so every decision sees what it saw the first time.
+  std::vector<bool> replayed_;
   bool resumed_ = false;
   int64_t awaiting_reference_ = 0;  // trials executed but waiting for their guard reference
-  int64_t confirmed_level_ = 1;     // the highest level confirm_best() was asked for (see best())
+  std::optional<nlohmann::json> race_winner_;
 };
 
 // The journal's first line: what the run was, so --resume can refuse a mismatched one.

@@ -56,7 +56,7 @@ TEST(TargetTimeCap, TheSearchCapFollowsTheBestSoFarWithAMargin) {
 
 // Session 9: the best point's second seed reached the target in 25 s, and the search cap that
 // followed it (38 s) cut the third seed of another finalist, which needed one more epoch (39 s);
-// the finalists confirmed after it ran under looser caps. The confirmation's cap comes from the
+// the finalists raced after it ran under looser caps. The race's cap comes from the
 // first seeds only, so it is the same for every finalist, and it lets through a seed that needs
 // half as long again as the best first seed.
 TEST(TargetTimeCap, EveryFinalistsSeedsRunUnderOneCapThatLetsASlowerSeedThrough) {
@@ -64,16 +64,16 @@ TEST(TargetTimeCap, EveryFinalistsSeedsRunUnderOneCapThatLetsASlowerSeedThrough)
                           {{2, 2}, 25.0}, {{2, 3}, 39.0}, {{4, 2}, 39.0}, {{4, 3}, 26.0}});
   Tuner tuner(threads_space(), {{"threads", 1}}, executor, to_target());
   for (int64_t threads : {1, 2, 4}) tuner.measure({{"threads", threads}}, "grid");
-  const double cap = confirmation_time_cap(tuner, 900);
+  const double cap = race_time_cap(tuner, 900);
   EXPECT_GE(cap, 26.0 * 1.5 + 5);
-  tuner.measure({{"threads", 2}}, "confirm", 2);  // 25 s: the best so far, at the top level
-  EXPECT_EQ(confirmation_time_cap(tuner, 900), cap);
-  EXPECT_GT(confirmation_time_cap(tuner, 900), 39.0);  // seed 3 of two threads, seed 2 of four
+  tuner.measure({{"threads", 2}}, "race", 2);  // 25 s: the best so far, at the top level
+  EXPECT_EQ(race_time_cap(tuner, 900), cap);
+  EXPECT_GT(race_time_cap(tuner, 900), 39.0);  // seed 3 of two threads, seed 2 of four
   EXPECT_LT(search_time_cap(tuner, 900), 39.0);        // what the search cap would have cut
-  tuner.measure({{"threads", 2}}, "confirm", 3);
-  tuner.measure({{"threads", 4}}, "confirm", 2);
-  EXPECT_EQ(confirmation_time_cap(tuner, 900), cap);
-  EXPECT_EQ(confirmation_time_cap(tuner, 30), 30);  // never above --verify-cap
+  tuner.measure({{"threads", 2}}, "race", 3);
+  tuner.measure({{"threads", 4}}, "race", 2);
+  EXPECT_EQ(race_time_cap(tuner, 900), cap);
+  EXPECT_EQ(race_time_cap(tuner, 30), 30);  // never above --verify-cap
 }
 
 }  // namespace

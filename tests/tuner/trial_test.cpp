@@ -13,14 +13,14 @@ Trial at_stage(const std::string& stage) {
 
 TEST(Trial, ItsRoleFollowsTheStageThatAskedForIt) {
   EXPECT_EQ(at_stage("batch-grow").role(), TrialRole::Search);
-  EXPECT_EQ(at_stage(kSettleStage).role(), TrialRole::Settle);
+  EXPECT_EQ(at_stage("race").role(), TrialRole::Search);
   EXPECT_EQ(at_stage(kGuardReferenceStage).role(), TrialRole::GuardReference);
   EXPECT_EQ(at_stage(kVerifyStage).role(), TrialRole::Verify);
   EXPECT_EQ(at_stage(kProfileStage).role(), TrialRole::Profile);
-  // Candidates for the best: a search's measurements, settled ones included; not the guard's
+  // Candidates for the best: a search's measurements, the race's included; not the guard's
   // references, nor the runs after the search (which are not part of its cost either).
   EXPECT_TRUE(at_stage("knobs").candidate());
-  EXPECT_TRUE(at_stage(kSettleStage).candidate());
+  EXPECT_TRUE(at_stage("race").candidate());
   EXPECT_FALSE(at_stage(kGuardReferenceStage).candidate());
   EXPECT_FALSE(at_stage(kGuardReferenceStage).after_search());
   for (const char* stage : {kVerifyStage, kProfileStage}) {

@@ -1,0 +1,96 @@
+#include "tuner/decision.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+namespace dyno {
+namespace {
+
+PointEvidence figures(std::initializer_list<double> throughputs) {
+  PointEvidence e;
+  for (double t : throughputs) e.figures.push_back(std::log(t));
+  return e;
+}
+
+// A noise model that has seen `dof` degrees of freedom at `sigma` between processes (prior aside).
+NoiseModel noise_of(double sigma, int dof) {
+  NoiseModel model;
+  for (int i = 0; i < dof; ++i) model.add(figures({std::exp(sigma), std::exp(-sigma)}));  // each pair: 2 sigma^2 over 1 dof
+  return model;
+}
+
+TEST(Decision, SeparatedEstimatesAreBetterAndWorse) {
+  const NoiseModel noise = noise_of(0.01, 20);
+  const DecisionRule rule;
+  EXPECT_EQ(decide(figures({110, 111}), figures({100, 99}), noise, rule).verdict, Verdict::FirstBetter);
+  EXPECT_EQ(decide(figures({100, 99}), figures({110, 111}), noise, rule).verdict, Verdict::SecondBetter);
+}
+
+TEST(Decision, AnIntervalWithinTheMarginIsEquivalent) {
+  const NoiseModel noise = noise_of(0.002, 50);
+  const Comparison c = decide(figures({100.5, 100.5, 100.5, 100.5}), figures({100, 100, 100, 100}), noise, DecisionRule{});
+  EXPECT_EQ(c.verdict, Verdict::Equivalent);
+  EXPECT_NEAR(c.difference, std::log(1.005), 1e-12);
+  EXPECT_GT(c.low, -0.02);
+  EXPECT_LT(c.high, 0.02);
+}
+
+TEST(Decision, AnIntervalAcrossZeroAndBeyondTheMarginIsNotKnown) {
+  const NoiseModel noise = noise_of(0.05, 4);
+  const Comparison c = decide(figures({104}), figures({100}), noise, DecisionRule{});
+  EXPECT_EQ(c.verdict, Verdict::Unknown);
+  EXPECT_LT(c.low, 0);
+  EXPECT_GT(c.high, 0.02);
+  // More processes of both points narrow it to an answer.
+  EXPECT_EQ(decide(figures({104, 104, 104, 104, 104, 104, 104, 104}), figures({100, 100, 100, 100, 100, 100, 100, 100}), noise_of(0.01, 20),
+                   DecisionRule{})
+                .verdict,
+            Verdict::FirstBetter);
+}
+
+TEST(Decision, AFailedPointLosesAndTwoFailedPointsAreEquivalent) {
+  const NoiseModel noise;
+  PointEvidence failed = figures({200});
+  failed.failed = true;
+  EXPECT_EQ(decide(failed, figures({100}), noise, DecisionRule{}).verdict, Verdict::SecondBetter);
+  EXPECT_EQ(decide(figures({100}), failed, noise, DecisionRule{}).verdict, Verdict::FirstBetter);
+  EXPECT_EQ(decide(failed, failed, noise, DecisionRule{}).verdict, Verdict::Equivalent);
+  EXPECT_EQ(decide(PointEvidence{}, figures({100}), noise, DecisionRule{}).verdict, Verdict::SecondBetter);  // never measured
+}
+
+TEST(Decision, AtTheCapNotKnownGoesToTheEstimatesOrEquivalence) {
+  const DecisionRule rule;
+  Comparison c;
+  c.difference = 0.03;
+  EXPECT_EQ(settle_at_cap(c, rule), Verdict::FirstBetter);
+  c.difference = -0.03;
+  EXPECT_EQ(settle_at_cap(c, rule), Verdict::SecondBetter);
+  c.difference = 0.01;
+  EXPECT_EQ(settle_at_cap(c, rule), Verdict::Equivalent);
+  c.verdict = Verdict::SecondBetter;  // a known answer stands
+  EXPECT_EQ(settle_at_cap(c, rule), Verdict::SecondBetter);
+}
+
+TEST(NoiseModel, PoolsSquaredDeviationsOverTheirDegreesOfFreedomWithAWeakPrior) {
+  NoiseModel model;
+  EXPECT_DOUBLE_EQ(model.variance(), NoiseModel::kPriorSigma * NoiseModel::kPriorSigma);
+  EXPECT_DOUBLE_EQ(model.degrees_of_freedom(), 1.0);
+  model.add(figures({100}));  // one process: no information about the noise
+  EXPECT_DOUBLE_EQ(model.degrees_of_freedom(), 1.0);
+  model.add(PointEvidence{{0.1, -0.1, 0.0}});  // 0.02 over 2 degrees of freedom
+  model.add(PointEvidence{{0.2, 0.0}});        // 0.02 over 1
+  EXPECT_DOUBLE_EQ(model.degrees_of_freedom(), 4.0);
+  EXPECT_NEAR(model.variance(), (0.0025 + 0.02 + 0.02) / 4.0, 1e-15);
+}
+
+TEST(StudentT, MatchesTheTables) {
+  EXPECT_NEAR(student_t_quantile(0.975, 1), 12.706, 1e-3);
+  EXPECT_NEAR(student_t_quantile(0.975, 2), 4.303, 1e-3);
+  EXPECT_NEAR(student_t_quantile(0.975, 3), 3.182, 5e-3);
+  EXPECT_NEAR(student_t_quantile(0.975, 10), 2.228, 2e-3);
+  EXPECT_NEAR(student_t_quantile(0.975, 1000), 1.962, 1e-3);
+}
+
+}  // namespace
+}  // namespace dyno

@@ -1,0 +1,45 @@
+#include "tuner/decision.h"
+
+#include <cmath>
+
+namespace dyno {
+
+Comparison decide(const PointEvidence& a, const PointEvidence& b, const NoiseModel& noise, const DecisionRule& rule) {
+  const bool a_out = a.failed || a.figures.empty(), b_out = b.failed || b.figures.empty();
+  Comparison c;
+  if (a_out || b_out) {
+    c.verdict = a_out && b_out ? Verdict::Equivalent : a_out ? Verdict::SecondBetter : Verdict::FirstBetter;
+    return c;
+  }
+  c.difference = a.estimate() - b.estimate();
+  const double se = std::sqrt(noise.variance() * (1.0 / static_cast<double>(a.processes()) + 1.0 / static_cast<double>(b.processes())));
+  const double t = student_t_quantile(0.5 + rule.confidence / 2.0, noise.degrees_of_freedom());
+  c.low = c.difference - t * se;
+  c.high = c.difference + t * se;
+  if (c.low > -rule.margin && c.high < rule.margin) {
+    c.verdict = Verdict::Equivalent;
+  } else if (c.low > 0) {
+    c.verdict = Verdict::FirstBetter;
+  } else if (c.high < 0) {
+    c.verdict = Verdict::SecondBetter;
+  }
+  return c;
+}
+
+Verdict settle_at_cap(const Comparison& comparison, const DecisionRule& rule) {
+  if (comparison.verdict != Verdict::Unknown) return comparison.verdict;
+  if (std::abs(comparison.difference) < rule.margin) return Verdict::Equivalent;
+  return comparison.difference > 0 ? Verdict::FirstBetter : Verdict::SecondBetter;
+}
+
+const char* to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::FirstBetter: return "better";
+    case Verdict::SecondBetter: return "worse";
+    case Verdict::Equivalent: return "equivalent";
+    case Verdict::Unknown: return "not known";
+  }
+  return "?";
+}
+
+}  // namespace dyno
