@@ -14,8 +14,8 @@ double search_time_cap(const Tuner& tuner, double cap_s);
 // (budget level 1) time, loose enough (x2 + 10 s) for a seed that needs one more evaluation than
 // the best did (fashion-cnn: 25 s to the target after 2 epochs, 38 s after 3). A finalist that
 // misses a seed is never chosen, so a cap that cuts a slower seed disqualifies it. The search cap
-// would follow best(), which during the race is a single seed's figure at the top level: in a
-// session-9 run one finalist's seed was cut at 38 s, and later finalists' seeds ran to 41 s.
+// would follow best(), which during the race moves with each new seed's figure, so finalists
+// raced later would run under other caps than the first.
 double race_time_cap(const Tuner& tuner, double cap_s);
 
 }  // namespace dyno

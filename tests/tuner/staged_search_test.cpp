@@ -110,8 +110,8 @@ TEST(StagedSearch, RefinementSkipsValuesThatLostDecisively) {
   }
 }
 
-// Session 7 run 4: fp32 peaks at batch 64; bf16 grows to 512, but its first process at 256 ran
-// in a slow spell (below 128). The search still ends on bf16 at 512.
+// fp32 peaks at batch 64; bf16 grows to 512, but its first process at 256 ran in a slow spell
+// (below 128): one process's figure must not end the growth, so the search still ends on bf16 at 512.
 TEST(StagedSearch, ASlowSpellInOneProcessDoesNotEndTheBatchGrowth) {
   SearchSpace space;
   space.set_axis("batch_size", {64, 128, 256, 512});
