@@ -101,7 +101,8 @@ RunReport report_from_json(const nlohmann::json& json, const std::string& where)
   const JsonFields j(json, "report", where);
   RunReport r;
   r.schema_version = j.text("schema_version");
-  r.outcome = j.required_text("outcome");
+  if (const auto outcome = outcome_from_string(j.required_text("outcome"))) r.outcome = *outcome;
+  else j.fail("outcome", "one of " + outcome_names());
   r.outcome_reason = j.text("outcome_reason");
   r.config = j.object("config").json();
   const JsonFields e = j.object("environment");

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/bottleneck_verdict.h"
+#include "reports/outcome.h"
 #include "reports/phase_time.h"
 #include "reports/profile_summary.h"
 
@@ -22,9 +23,6 @@ namespace dyno {
 inline constexpr int kReportSchemaMajor = 1;
 inline constexpr int kReportSchemaMinor = 1;  // 1.1: profile, verdict
 
-// A fixed list: every run ends in exactly one of these (a failed run is a result).
-inline const std::vector<std::string> kOutcomes = {"ok", "diverged", "oom", "crashed", "aborted",
-                                                   "timeout", "invalid_config", "rejected"};
 
 struct Environment {
   std::string dyno_revision;
@@ -73,7 +71,7 @@ struct RankFigures {
 
 struct RunReport {
   std::string schema_version = std::to_string(kReportSchemaMajor) + "." + std::to_string(kReportSchemaMinor);
-  std::string outcome = "ok";
+  Outcome outcome = Outcome::Ok;
   std::string outcome_reason;
   nlohmann::json config = nlohmann::json::object();
   Environment environment;

@@ -52,7 +52,7 @@ RunReport Engine::run(const RunConfig& input) {
     run.train();
     run.summarise();
   } catch (const c10::OutOfMemoryError& e) {  // in set-up: moving the model, the broadcast, the reducer's buckets
-    report.outcome = "oom";
+    report.outcome = Outcome::Oom;
     report.outcome_reason = std::string("out of memory while setting up the run: ") + e.what_without_backtrace();
     report.summary.stop_reason = "oom";
   }

@@ -252,9 +252,9 @@ void TrainingRun::train() {
       if (!stop_reason_.empty()) break;
     }
     if (stop_reason_.empty()) stop_reason_ = "epochs";
-    if (report_.outcome == "ok" && !last_metric_ && config_.final_eval) evaluation();
+    if (report_.outcome == Outcome::Ok && !last_metric_ && config_.final_eval) evaluation();
   } catch (const c10::OutOfMemoryError& e) {
-    report_.outcome = "oom";
+    report_.outcome = Outcome::Oom;
     report_.outcome_reason = e.what_without_backtrace();
     stop_reason_ = "oom";
     if (distributed_) {
@@ -267,11 +267,11 @@ void TrainingRun::train() {
   if (options_.progress) std::fprintf(stderr, "\n");
   backend_->synchronize();
   phases_->collect();
-  if (profiler_ && profiler_->running() && report_.outcome == "ok") stop_profile();  // the run ended inside the profiled steps
-  if (profiler_ && !profile_ && report_.outcome == "ok")
+  if (profiler_ && profiler_->running() && report_.outcome == Outcome::Ok) stop_profile();  // the run ended inside the profiled steps
+  if (profiler_ && !profile_ && report_.outcome == Outcome::Ok)
     std::fprintf(stderr, "[train] warning: the run ended before its profiled steps (warm-up %lld, then %lld profiled); no profile written\n",
                  static_cast<long long>(config_.warmup_steps), static_cast<long long>(options_.profile.steps));
-  if (report_.outcome == "ok") {
+  if (report_.outcome == Outcome::Ok) {
     // A save after the last step of an epoch points at the start of the next one.
     const bool epoch_done = batch_in_epoch_ >= steps_per_epoch_ * config_.grad_accum_steps;
     save_state(epoch_done ? epoch_ + 1 : epoch_, epoch_done ? 0 : batch_in_epoch_);
@@ -403,7 +403,7 @@ std::string TrainingRun::log_point() {
     if (distributed_->any(config_.time_limit_s > 0 && elapsed_s() >= config_.time_limit_s)) return "time_limit";
   }
   if (diverged) {
-    report_.outcome = "diverged";
+    report_.outcome = Outcome::Diverged;
     report_.outcome_reason = "training loss became " + std::to_string(mean_loss) + " at step " + std::to_string(step_);
     return "diverged";
   }
@@ -473,7 +473,7 @@ void TrainingRun::summarise() {
     report_.phases[name] = {seconds, 1000.0 * seconds / static_cast<double>(std::max<int64_t>(measured_steps_, 1)),
                             phase_total > 0 ? seconds / phase_total : 0.0};
   report_.phases["eval"] = {eval_time_s_, 0.0, 0.0};
-  if (distributed_ && report_.outcome != "oom") {
+  if (distributed_ && report_.outcome != Outcome::Oom) {
     // Rank 0 reports for the job: the sum of every rank's throughput, and each rank's figures.
     auto figures = distributed_->all_gather_json({{"rank", distributed_->rank()}, {"samples_per_second", s.samples_per_second},
                                                   {"wall_time_s", s.wall_time_s}, {"windows", report_.throughput_windows}},

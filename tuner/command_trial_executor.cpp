@@ -141,7 +141,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     report_error = e.what();
   }
   if (!report_error.empty()) {
-    trial.outcome = "invalid_report";
+    trial.outcome = Outcome::InvalidReport;
     trial.reason = report_error;
     trial.wall_time_s = child.wall_time_s;
     return trial;
@@ -160,7 +160,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
                               last.find("File too large") != std::string::npos || last.find("Disk quota exceeded") != std::string::npos;
     if (out_of_space) throw OutOfSpace("tune", "the program ran out of space: " + last);
     const bool oom = last.find("out of memory") != std::string::npos || last.find("MemoryError") != std::string::npos;
-    trial.outcome = oom ? "oom" : "crashed";
+    trial.outcome = oom ? Outcome::Oom : Outcome::Crashed;
     trial.reason = "exit status " + std::to_string(child.exit_code) + ": " + last;
     return trial;
   }
@@ -170,19 +170,19 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   for (const auto& [knob, value] : full.items()) {
     if (placed.count(knob)) continue;
     if (report.empty()) {
-      trial.outcome = "invalid_config";
+      trial.outcome = Outcome::InvalidConfig;
       trial.reason = "knob " + knob + " is not acknowledged: the program reported nothing, and the command has no {" + knob +
                      "} placeholder (a program that reports nothing can only take its knobs on its command line)";
       return trial;
     }
     if (!report.applied.is_object() || !report.applied.contains(knob)) {
-      trial.outcome = "invalid_config";
+      trial.outcome = Outcome::InvalidConfig;
       trial.reason = "knob " + knob + " is not acknowledged: the program's knobs line does not list it (" +
                      (report.applied.is_object() ? "it lists " + report.applied.dump() : "it wrote none") + ")";
       return trial;
     }
     if (!same_value(report.applied[knob], value)) {
-      trial.outcome = "invalid_config";
+      trial.outcome = Outcome::InvalidConfig;
       trial.reason = "knob " + knob + ": the program applied " + report.applied[knob].dump() + ", not " + value.dump();
       return trial;
     }
@@ -191,7 +191,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   if (report.empty()) {
     // Timed as a whole process: a run per wall second, or the run's wall time to the target.
     if (child.stopped) {
-      trial.outcome = "rejected";
+      trial.outcome = Outcome::Rejected;
       trial.reason = "stopped at the time cap (" + format_fixed(time_cap, 0) + " s) before it finished";
       return trial;
     }
@@ -210,14 +210,14 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     for (const auto& e : report.evaluations)
       if (e.metric == options_.target->metric && std::isfinite(e.value))
         best = !std::isfinite(best) ? e.value : options_.target->higher_is_better ? std::max(best, e.value) : std::min(best, e.value);
-    trial.outcome = "rejected";
+    trial.outcome = Outcome::Rejected;
     trial.reason = "did not reach the target " + options_.target->to_string() + ": best " + options_.target->metric + " " +
                    (std::isfinite(best) ? format_fixed(best, 4) : std::string("never reported")) + " in " + std::to_string(report.evaluations.size()) +
                    " evaluations, " + format_fixed(child.wall_time_s, 1) + " s" + (stop_reason == "time cap" ? " (the time cap)" : "");
     return trial;
   }
   if (!child.stopped && !report.done) {
-    trial.outcome = "crashed";
+    trial.outcome = Outcome::Crashed;
     trial.reason = "exit status 0 but the report has no done line: the program stopped before it finished";
     return trial;
   }
@@ -226,13 +226,13 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     trial.outpaced_by = request.race_id;
   }
   if (trial.windows.empty()) {
-    trial.outcome = "rejected";
+    trial.outcome = Outcome::Rejected;
     trial.reason = "no measured window: it reported " + std::to_string(report.windows.size()) + " windows, and the first " +
                    std::to_string(options_.warmup_windows) + " are warm-up";
     return trial;
   }
   if (options_.memory_limit_bytes > 0 && trial.peak_memory_bytes > options_.memory_limit_bytes) {
-    trial.outcome = "rejected";
+    trial.outcome = Outcome::Oom;
     trial.reason = "peak memory " + std::to_string(trial.peak_memory_bytes) + " B is above the limit " + std::to_string(options_.memory_limit_bytes) + " B";
   }
   return trial;

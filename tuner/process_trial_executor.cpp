@@ -62,7 +62,7 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     config = trial_config(point, request);
     validate_combination(config);
   } catch (const UserError& e) {
-    trial.outcome = "invalid_config";
+    trial.outcome = Outcome::InvalidConfig;
     trial.reason = e.what();
     return trial;
   }
@@ -78,7 +78,7 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     try {
       argv = ProgramCommand(argv, launcher).argv_for(to_json(config), config.seed);
     } catch (const UserError& e) {
-      trial.outcome = "invalid_config";
+      trial.outcome = Outcome::InvalidConfig;
       trial.reason = e.what();
       return trial;
     }
@@ -96,12 +96,12 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     throw OutOfSpace("tune", "trial " + std::to_string(trial.id) + ": " + last);
   }
   if (code == 2) {
-    trial.outcome = "invalid_config";
+    trial.outcome = Outcome::InvalidConfig;
     trial.reason = last_line_of(log_path);
     return trial;
   }
   if ((code != 0 && code != 3) || !std::filesystem::exists(report_path)) {
-    trial.outcome = "crashed";
+    trial.outcome = Outcome::Crashed;
     trial.reason = "exit status " + std::to_string(code) + ": " + last_line_of(log_path);
     return trial;
   }
@@ -119,16 +119,16 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   }
   for (const auto& p : report.loss_curve) trial.losses.push_back(p.value);
   if (trial.ok() && report.throughput_windows.empty() && !options_.to_target) {
-    trial.outcome = "rejected";
+    trial.outcome = Outcome::Rejected;
     trial.reason = "no measurement window completed (raise the time cap or lower log_every_steps)";
   }
   if (trial.ok() && options_.memory_limit_bytes > 0 && trial.peak_memory_bytes > options_.memory_limit_bytes) {
-    trial.outcome = "rejected";
+    trial.outcome = Outcome::Oom;
     trial.reason = "peak memory " + std::to_string(trial.peak_memory_bytes) + " B is above the limit " +
                    std::to_string(options_.memory_limit_bytes) + " B";
   }
   if (trial.ok() && options_.to_target && !trial.time_to_target_s) {
-    trial.outcome = "rejected";
+    trial.outcome = Outcome::Rejected;
     char reason[256];
     std::snprintf(reason, sizeof reason, "did not reach the target: %s %.4g (target %.4g) when it stopped (stop: %s, after %.2f epochs, %.1f s; cap %.0f s)",
                   report.summary.metric_name.c_str(), report.summary.final_metric, report.summary.target, report.summary.stop_reason.c_str(),

@@ -60,10 +60,6 @@ class Climber {
 
 namespace {
 
-bool failed_on_memory(const Trial& t) {
-  return t.outcome == "oom" || (t.outcome == "rejected" && t.reason.find("memory") != std::string::npos);
-}
-
 bool is_ordered(const Axis& axis) { return !axis.values.empty() && axis.values.front().is_number(); }
 
 }  // namespace
@@ -94,7 +90,7 @@ void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const 
       continue;
     }
     if (upper == 0) upper = *next;
-    if (failed_on_memory(step.trial)) {
+    if (step.trial.outcome == Outcome::Oom) {
       memory_wall = *next;
       break;
     }
@@ -113,7 +109,7 @@ void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const 
       good = mid;
     } else {
       upper = mid;
-      if (failed_on_memory(step.trial)) memory_wall = mid;
+      if (step.trial.outcome == Outcome::Oom) memory_wall = mid;
     }
   }
 }

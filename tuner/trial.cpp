@@ -70,7 +70,8 @@ Trial trial_from_json(const nlohmann::json& json, const std::string& where) {
   if (!t.point.is_object()) j.fail("point", "an object of knob values");
   t.stage = j.text("stage");
   t.budget_level = j.integer("budget_level", 1);
-  t.outcome = j.required_text("outcome");
+  if (const auto outcome = outcome_from_string(j.required_text("outcome"))) t.outcome = *outcome;
+  else j.fail("outcome", "one of " + outcome_names());
   t.reason = j.text("reason");
   t.samples_per_second = number("samples_per_second");
   t.ci_low = number("ci_low");
@@ -90,14 +91,14 @@ Trial trial_from_json(const nlohmann::json& json, const std::string& where) {
 
 bool record_abnormal_end(Trial& trial, const ChildResult& child, double timeout_s) {
   if (child.interrupted) {
-    trial.outcome = "interrupted";
+    trial.outcome = Outcome::Interrupted;
     trial.reason = "the tuner was interrupted";
   } else if (child.timed_out) {
-    trial.outcome = "timeout";
+    trial.outcome = Outcome::Timeout;
     trial.reason = "no result within " + std::to_string(static_cast<int>(timeout_s)) + " s; killed";
   } else if (child.signaled && !child.stopped) {
     const int sig = child.signal;
-    trial.outcome = sig == SIGABRT ? "aborted" : "crashed";
+    trial.outcome = sig == SIGABRT ? Outcome::Aborted : Outcome::Crashed;
     trial.reason = std::string("killed by signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")" +
                    (sig == SIGKILL ? "; often the kernel's out-of-memory killer" : "");
   } else {

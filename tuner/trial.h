@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/outcome.h"
+
 namespace dyno {
 
 // The stages whose trials have a role of their own; every other stage is a search strategy's.
@@ -29,7 +31,7 @@ struct Trial {
   nlohmann::json point = nlohmann::json::object();
   std::string stage;
   int64_t budget_level = 1;
-  std::string outcome = "ok";
+  Outcome outcome = Outcome::Ok;
   std::string reason;
   double samples_per_second = 0;  // median over windows
   double ci_low = 0;              // 95% interval of the median
@@ -46,7 +48,7 @@ struct Trial {
   double wall_time_s = 0;      // the trial's cost, process start to end
   std::string report_path;
 
-  bool ok() const { return outcome == "ok"; }
+  bool ok() const { return outcome == Outcome::Ok; }
   // A successful search measurement: a candidate for the best (not a verification run or the
   // guard's fp32 reference).
   TrialRole role() const;

@@ -335,7 +335,7 @@ class TuneRun {
       std::snprintf(figure, sizeof figure, "%9.0f %s/s | best %.0f", std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0,
                     subject_.throughput_unit.c_str(), best ? best->samples_per_second : 0.0);
     std::fprintf(stderr, "[tune %s] trial %lld %-13s %-10s %s | spent %s, ETA %s | %s\n", o.strategy.c_str(), static_cast<long long>(t.id),
-                 t.stage.c_str(), t.outcome.c_str(), figure, format_duration(elapsed_s()).c_str(), eta.c_str(),
+                 t.stage.c_str(), to_string(t.outcome), figure, format_duration(elapsed_s()).c_str(), eta.c_str(),
                  describe_changes(tuner, t.point).c_str());
   }
 

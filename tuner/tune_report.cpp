@@ -30,7 +30,7 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
                       {"changes", describe_changes(tuner, t->point)}});
   const Trial* best = tuner.best();
   std::map<std::string, int64_t> outcomes;
-  for (const auto& t : tuner.trials()) ++outcomes[t.outcome];
+  for (const auto& t : tuner.trials()) ++outcomes[to_string(t.outcome)];
   return {{"schema_version", std::to_string(kReportSchemaMajor) + "." + std::to_string(kReportSchemaMinor)},
           {"kind", "tune"},
           {"workload", summary.workload},
@@ -161,7 +161,7 @@ std::string trials_table(const Tuner& tuner) {
     if (t.time_to_target_s && (to_target || t.role() == TrialRole::Verify)) std::snprintf(interval, sizeof interval, "%.1f", *t.time_to_target_s);
     else if (t.ok() && t.role() != TrialRole::Verify) std::snprintf(interval, sizeof interval, "[%.0f, %.0f]", t.ci_low, t.ci_high);
     std::snprintf(line, sizeof line, "%4lld%s %-15s %-14s %12.0f  %-21s %9.0f %7.1f  %s\n", static_cast<long long>(t.id),
-                  best && best->id == t.id ? "*" : " ", t.stage.c_str(), t.outcome.c_str(),
+                  best && best->id == t.id ? "*" : " ", t.stage.c_str(), to_string(t.outcome),
                   std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0, interval,
                   static_cast<double>(t.peak_memory_bytes) / (1 << 20), t.wall_time_s, describe_changes(tuner, t.point).c_str());
     out << line;

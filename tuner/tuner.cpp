@@ -90,7 +90,7 @@ Trial Tuner::measure_losses_up_to(const nlohmann::json& point, const std::string
   // While this trial waits for its guard reference, the reference takes the next id (and folder).
   const int64_t id = static_cast<int64_t>(trials_.size()) + 1 + awaiting_reference_;
   Trial trial = executor_.execute(point, request, "trial-" + std::to_string(id));
-  if (trial.outcome == "interrupted") throw TuningInterrupted{};
+  if (trial.outcome == Outcome::Interrupted) throw TuningInterrupted{};
   trial.id = id;
   trial.key = key;
   trial.stage = stage;
@@ -108,7 +108,7 @@ Trial Tuner::measure_losses_up_to(const nlohmann::json& point, const std::string
   if (trial.ok() && throughput) {
     const auto reference = trial.losses.empty() ? std::nullopt : reference_losses(point, budget_level, trial.losses.size());
     if (auto reason = options_.guard.check(trial.losses, reference ? &*reference : nullptr)) {
-      trial.outcome = "rejected";
+      trial.outcome = Outcome::Rejected;
       trial.reason = *reason;
     }
   }
@@ -196,7 +196,7 @@ Trial Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const 
   TrialRequest request;
   request.budget_level = budget_level;
   Trial trial = executor.execute(point, request, stage + "-" + label);
-  if (trial.outcome == "interrupted") throw TuningInterrupted{};
+  if (trial.outcome == Outcome::Interrupted) throw TuningInterrupted{};
   trial.id = id;
   trial.key = key;
   trial.stage = stage;

@@ -71,7 +71,7 @@ RunConfig build_config(const std::string& config_path, const std::string& worklo
 
 void print_summary(const RunReport& r, const std::string& path) {
   const auto& s = r.summary;
-  std::printf("outcome           %s%s%s\n", r.outcome.c_str(), r.outcome_reason.empty() ? "" : ": ", r.outcome_reason.c_str());
+  std::printf("outcome           %s%s%s\n", to_string(r.outcome), r.outcome_reason.empty() ? "" : ": ", r.outcome_reason.c_str());
   std::printf("%-17s %.1f (spread %.1f%%)\n", (s.throughput_unit + "/s").c_str(), s.samples_per_second, 100 * s.samples_per_second_spread);
   std::printf("%-17s %.4f (target %.4f, %s)\n", s.metric_name.c_str(), s.final_metric, s.target, s.target_reached ? "reached" : "not reached");
   if (s.time_to_target_s) std::printf("time to target    %.1f s\n", *s.time_to_target_s);
@@ -123,12 +123,12 @@ void add_train_command(CLI::App& app) {
     RunReport report = Engine(options).run(config);
     // Rank 0 writes the job's report; a rank that ran out of memory writes it instead, since the
     // launcher stops the others as soon as it exits.
-    if (process_rank() != 0 && report.outcome != "oom") return report.outcome == "ok" ? 0 : 3;
+    if (process_rank() != 0 && report.outcome != Outcome::Oom) return report.outcome == Outcome::Ok ? 0 : 3;
     const std::string out = args->out.empty() ? default_out(config.workload) : args->out;
     write_report(out, report);
     if (args->json) std::cout << to_json(report).dump(2) << "\n";
     else print_summary(report, out);
-    return report.outcome == "ok" ? 0 : 3;
+    return report.outcome == Outcome::Ok ? 0 : 3;
   };
 }
 

@@ -40,7 +40,7 @@ std::vector<double> losses(const RunReport& r) {
 TEST(Engine, TrainsAndReportsEveryPhase) {
   RunConfig c = tiny("fashion-mlp");
   RunReport r = Engine().run(c);
-  EXPECT_EQ(r.outcome, "ok");
+  EXPECT_EQ(r.outcome, Outcome::Ok);
   EXPECT_EQ(r.summary.steps, 24);  // 512 examples / 64 = 8 steps x 3 epochs
   EXPECT_EQ(r.summary.stop_reason, "epochs");
   EXPECT_GT(r.summary.samples_per_second, 0);
@@ -186,7 +186,7 @@ TEST(Engine, Bf16AutocastRunsOnCpu) {
   c.amp = "bf16";
   c.channels_last = true;
   RunReport r = Engine().run(c);
-  EXPECT_EQ(r.outcome, "ok");
+  EXPECT_EQ(r.outcome, Outcome::Ok);
   for (double l : losses(r)) EXPECT_TRUE(std::isfinite(l));
 }
 
@@ -203,7 +203,7 @@ TEST(Engine, TrainsAScriptedModelToAFallingLoss) {
     c.amp = amp;
     c.channels_last = std::string(amp) == "bf16";
     RunReport r = Engine().run(c);
-    ASSERT_EQ(r.outcome, "ok") << amp << ": " << r.outcome_reason;
+    ASSERT_EQ(r.outcome, Outcome::Ok) << amp << ": " << r.outcome_reason;
     EXPECT_EQ(r.summary.steps, 33) << amp;  // 2160 training examples / 64, the last partial batch dropped
     EXPECT_LT(losses(r).back(), 0.6 * losses(r).front()) << amp;
     EXPECT_GT(r.summary.final_metric, 0.6) << amp;  // accuracy on the 240 held-out images; chance is 0.1
@@ -214,7 +214,7 @@ TEST(Engine, TrainsAScriptedModelToAFallingLoss) {
   c.model_loss = "mse";
   c.size = "full";
   RunReport r = Engine().run(c);
-  ASSERT_EQ(r.outcome, "ok") << r.outcome_reason;
+  ASSERT_EQ(r.outcome, Outcome::Ok) << r.outcome_reason;
   EXPECT_EQ(r.summary.metric_name, "val_loss");
   ASSERT_GE(r.metric_curve.size(), 2u);
   EXPECT_LT(r.metric_curve.back().value, r.metric_curve.front().value);
@@ -225,7 +225,7 @@ TEST(Engine, NanLossIsRecordedAsDivergence) {
   c.inject_fault = "nan";
   c.inject_fault_at_step = 3;
   RunReport r = Engine().run(c);
-  EXPECT_EQ(r.outcome, "diverged");
+  EXPECT_EQ(r.outcome, Outcome::Diverged);
   EXPECT_EQ(r.summary.steps, 3);
   EXPECT_NE(r.outcome_reason.find("at step 3"), std::string::npos) << r.outcome_reason;
 }
@@ -239,8 +239,8 @@ TEST(Engine, LabelSmoothingChangesOnlyTheTrainingLoss) {
   RunReport plain = Engine().run(c);
   c.label_smoothing = 0.3;
   RunReport smoothed = Engine().run(c);
-  ASSERT_EQ(plain.outcome, "ok");
-  ASSERT_EQ(smoothed.outcome, "ok");
+  ASSERT_EQ(plain.outcome, Outcome::Ok);
+  ASSERT_EQ(smoothed.outcome, Outcome::Ok);
   EXPECT_NE(losses(plain).front(), losses(smoothed).front());
   EXPECT_EQ(smoothed.config["label_smoothing"], 0.3);
   EXPECT_EQ(smoothed.metric_curve.size(), 1u);  // the final evaluation, on accuracy as before

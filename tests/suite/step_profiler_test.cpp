@@ -38,7 +38,7 @@ TEST(StepProfiler, TraceHoldsDynosPhasesAndAtenOpsAndTheTableAccountsForTheProfi
   RunConfig c = mlp(64);
   c.warmup_steps = 5;  // 5 + 10 profiled: every measurement window is 5 steps
   const RunReport report = profiled_run(c, trace, 10);
-  ASSERT_EQ(report.outcome, "ok") << report.outcome_reason;
+  ASSERT_EQ(report.outcome, Outcome::Ok) << report.outcome_reason;
   ASSERT_TRUE(report.profile.has_value());
   const ProfileSummary& p = *report.profile;
   EXPECT_EQ(p.steps, 10);
@@ -83,7 +83,7 @@ TEST(StepProfiler, TraceHoldsDynosPhasesAndAtenOpsAndTheTableAccountsForTheProfi
 
 TEST(StepProfiler, WithoutProfileNoProfilerRunsAndTheVerdictSaysSo) {
   const RunReport report = Engine().run(mlp(64));
-  ASSERT_EQ(report.outcome, "ok");
+  ASSERT_EQ(report.outcome, Outcome::Ok);
   EXPECT_FALSE(report.profile.has_value());
   ASSERT_TRUE(report.verdict.has_value());
   EXPECT_TRUE(report.verdict->kind == "undetermined" || report.verdict->kind == "input") << report.verdict->sentence;

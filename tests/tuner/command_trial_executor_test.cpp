@@ -59,7 +59,7 @@ printf '{"event": "done"}\n' >> "$DYNO_REPORT"
 
 TEST_F(CommandTrials, MeasuresTheWindowsAfterTheWarmUpAndKeepsEveryLoss) {
   const Trial t = run(program(kWindows, {"64", "10"}), {{"batch_size", 64}});
-  EXPECT_EQ(t.outcome, "ok") << t.reason;
+  EXPECT_EQ(t.outcome, Outcome::Ok) << t.reason;
   EXPECT_EQ(t.windows.size(), 8u);  // 10 windows less 2 of warm-up
   EXPECT_DOUBLE_EQ(t.samples_per_second, 200);
   EXPECT_EQ(t.losses.size(), 10u);
@@ -73,42 +73,42 @@ while true; do printf '{"event": "window", "items": 8, "seconds": 0.01, "loss": 
 )");
   options.measure_rel_ci = -1;  // only the window count stops it (its windows are all alike)
   const Trial t = run(options, {{"batch_size", 8}});
-  EXPECT_EQ(t.outcome, "ok") << t.reason;
+  EXPECT_EQ(t.outcome, Outcome::Ok) << t.reason;
   EXPECT_GE(t.windows.size(), 16u);
   EXPECT_LT(t.wall_time_s, 10);
 }
 
 TEST_F(CommandTrials, ATornLastLineIsIgnored) {
   const Trial t = run(program(std::string(kWindows) + "printf '{\"event\": \"win' >> \"$DYNO_REPORT\"\n", {"64", "4"}), {{"batch_size", 64}});
-  EXPECT_EQ(t.outcome, "ok") << t.reason;
+  EXPECT_EQ(t.outcome, Outcome::Ok) << t.reason;
   EXPECT_EQ(t.windows.size(), 2u);
 }
 
 TEST_F(CommandTrials, AKnobTheProgramDidNotAcknowledgeMakesTheTrialInvalid) {
   Trial t = run(program(kWindows, {"64", "4"}), {{"batch_size", 64}, {"compile", true}});
-  EXPECT_EQ(t.outcome, "invalid_config");
+  EXPECT_EQ(t.outcome, Outcome::InvalidConfig);
   EXPECT_EQ(t.reason, R"(knob compile is not acknowledged: the program's knobs line does not list it (it lists {"batch_size":64}))");
   t = run(program(kWindows, {"32", "4"}), {{"batch_size", 64}});
-  EXPECT_EQ(t.outcome, "invalid_config");
+  EXPECT_EQ(t.outcome, Outcome::InvalidConfig);
   EXPECT_EQ(t.reason, "knob batch_size: the program applied 32, not 64");
   // A knob given on the command line is acknowledged by construction.
   t = run(program(kWindows, {"64", "4", "{compile}"}), {{"batch_size", 64}, {"compile", true}});
-  EXPECT_EQ(t.outcome, "ok") << t.reason;
+  EXPECT_EQ(t.outcome, Outcome::Ok) << t.reason;
 }
 
 TEST_F(CommandTrials, ACrashAHangAndAnOutOfMemoryAreOutcomes) {
   Trial t = run(program("kill -SEGV $$\n"), {});
-  EXPECT_EQ(t.outcome, "crashed");
+  EXPECT_EQ(t.outcome, Outcome::Crashed);
   EXPECT_NE(t.reason.find("killed by signal 11"), std::string::npos) << t.reason;
   t = run(program("echo 'ValueError: bad shape' >&2; exit 1\n"), {});
-  EXPECT_EQ(t.outcome, "crashed");
+  EXPECT_EQ(t.outcome, Outcome::Crashed);
   EXPECT_EQ(t.reason, "exit status 1: ValueError: bad shape");
   t = run(program("echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB' >&2; exit 1\n"), {});
-  EXPECT_EQ(t.outcome, "oom");
+  EXPECT_EQ(t.outcome, Outcome::Oom);
   auto hang = program("sleep 30\n");
   hang.timeout_s = 1;
   t = run(hang, {});
-  EXPECT_EQ(t.outcome, "timeout");
+  EXPECT_EQ(t.outcome, Outcome::Timeout);
   EXPECT_LT(t.wall_time_s, 5);
 }
 
@@ -120,31 +120,31 @@ printf '{"event": "done"}\n' >> "$DYNO_REPORT"
   SearchSpace space = SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"batch_size": [8]}})"));
   Tuner tuner(space, {{"batch_size", 8}}, executor, TunerOptions{});
   const Trial& t = tuner.measure({{"batch_size", 8}}, "grid");
-  EXPECT_EQ(t.outcome, "rejected");
+  EXPECT_EQ(t.outcome, Outcome::Rejected);
   EXPECT_EQ(t.reason, "convergence guard: loss is nan at window 3");
 }
 
 TEST_F(CommandTrials, AProgramThatReportsNothingIsTimedAsAWholeProcess) {
   Trial t = run(program("sleep 0.3\n", {"{batch_size}"}), {{"batch_size", 64}});
-  EXPECT_EQ(t.outcome, "ok") << t.reason;
+  EXPECT_EQ(t.outcome, Outcome::Ok) << t.reason;
   ASSERT_EQ(t.windows.size(), 1u);
   EXPECT_NEAR(t.samples_per_second, 1 / t.wall_time_s, 1e-9);
   EXPECT_GT(t.wall_time_s, 0.3);
   // Without a placeholder it cannot acknowledge the knob.
   t = run(program("sleep 0.1\n"), {{"batch_size", 64}});
-  EXPECT_EQ(t.outcome, "invalid_config");
+  EXPECT_EQ(t.outcome, Outcome::InvalidConfig);
   EXPECT_NE(t.reason.find("the program reported nothing"), std::string::npos) << t.reason;
 }
 
 TEST_F(CommandTrials, AMalformedReportLineFailsTheTrialNamingTheLine) {
   const Trial t = run(program(R"(printf '{"event": "done"}\nloss=3\n{"event": "done"}\n' >> "$DYNO_REPORT")" "\n"), {});
-  EXPECT_EQ(t.outcome, "invalid_report");
+  EXPECT_EQ(t.outcome, Outcome::InvalidReport);
   EXPECT_NE(t.reason.find("report.jsonl line 2: not a JSON object: loss=3"), std::string::npos) << t.reason;
 }
 
 TEST_F(CommandTrials, ExitingWithoutDoneIsACrash) {
   const Trial t = run(program(R"(printf '{"event": "window", "items": 8, "seconds": 0.1}\n' >> "$DYNO_REPORT")" "\n"), {});
-  EXPECT_EQ(t.outcome, "crashed");
+  EXPECT_EQ(t.outcome, Outcome::Crashed);
   EXPECT_EQ(t.reason, "exit status 0 but the report has no done line: the program stopped before it finished");
 }
 
@@ -160,14 +160,14 @@ TEST_F(CommandTrials, ATimeToTargetRunEndsAtTheFirstEvaluationThatMeetsTheTarget
   auto options = program(kEvaluations);
   options.target = TargetSpec::parse("accuracy>=0.8");
   const Trial t = run(options, {});
-  EXPECT_EQ(t.outcome, "ok") << t.reason;
+  EXPECT_EQ(t.outcome, Outcome::Ok) << t.reason;
   ASSERT_TRUE(t.time_to_target_s.has_value());
   EXPECT_DOUBLE_EQ(*t.time_to_target_s, 3.0);
   EXPECT_LT(t.wall_time_s, 10);  // stopped, not slept through
   options.target = TargetSpec::parse("accuracy>=0.95");
   options.time_cap_s = 1.5;
   const Trial missed = run(options, {});
-  EXPECT_EQ(missed.outcome, "rejected");
+  EXPECT_EQ(missed.outcome, Outcome::Rejected);
   EXPECT_NE(missed.reason.find("did not reach the target accuracy>=0.9500: best accuracy 0.9000 in 3 evaluations"), std::string::npos) << missed.reason;
 }
 
@@ -180,7 +180,7 @@ TEST_F(CommandTrials, TheSeedOfBudgetLevelLIsTheLthAndTheEnvironmentCarriesThePo
   TrialRequest request;
   request.budget_level = 3;
   const Trial t = run(options, {{"amp", "bf16"}}, request);
-  EXPECT_EQ(t.outcome, "invalid_config");  // lr is neither on its command line nor reported
+  EXPECT_EQ(t.outcome, Outcome::InvalidConfig);  // lr is neither on its command line nor reported
   const std::string env = read_file(dir_ + "/trials/t1/env.txt");
   for (const char* line : {"DYNO_KNOB_AMP=bf16\n", "DYNO_KNOB_LR=0.01\n", "DYNO_SEED=7\n", "DYNO_OBJECTIVE=time-to-target\n", "DYNO_TARGET=accuracy>=0.8000\n"})
     EXPECT_NE(env.find(line), std::string::npos) << line << " in\n" << env;
@@ -194,7 +194,7 @@ TEST_F(CommandTrials, ALauncherTemplateGoesInFrontOfTheProgram) {
   const Trial t = run(options, {{"batch_size", 16}, {"ddp.world_size", 2}});
   EXPECT_EQ(read_file(dir_ + "/launcher.txt"), "launched 2 ranks\n");
   // The program never saw ddp.world_size: the launcher's placeholder is not the program's acknowledgement.
-  EXPECT_EQ(t.outcome, "invalid_config");
+  EXPECT_EQ(t.outcome, Outcome::InvalidConfig);
   EXPECT_NE(t.reason.find("knob ddp.world_size is not acknowledged"), std::string::npos) << t.reason;
 }
 

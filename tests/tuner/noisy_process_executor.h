@@ -32,7 +32,7 @@ class NoisyProcessExecutor : public TrialExecutor {
     t.peak_memory_bytes = point.value("batch_size", int64_t{64}) * 1000;
     const double truth = SyntheticExecutor::value(point);
     if (truth <= 0) {
-      t.outcome = "oom";
+      t.outcome = Outcome::Oom;
       t.reason = "synthetic out of memory";
       return t;
     }

@@ -45,7 +45,7 @@ TEST(ProcessTrialExecutor, EveryFailureIsARecordedOutcomeAndTheRunCompletes) {
   Tuner tuner(space, {{"inject_fault", "none"}}, executor, tuner_options);
   tuner.run();
   std::map<std::string, std::string> outcome;
-  for (const auto& t : tuner.trials()) outcome[t.point["inject_fault"]] = t.outcome;
+  for (const auto& t : tuner.trials()) outcome[t.point["inject_fault"]] = to_string(t.outcome);
   EXPECT_EQ(outcome["none"], "ok");
   EXPECT_EQ(outcome["crash"], "crashed");
   EXPECT_EQ(outcome["abort"], "aborted");
@@ -65,7 +65,7 @@ TEST(ProcessTrialExecutor, EveryFailureIsARecordedOutcomeAndTheRunCompletes) {
 TEST(ProcessTrialExecutor, MeasuresThroughputWithAnInterval) {
   ProcessTrialExecutor executor(tiny_trials(fresh("measure")));
   Trial t = executor.execute({{"batch_size", 32}}, {}, "one");
-  ASSERT_EQ(t.outcome, "ok") << t.reason;
+  ASSERT_EQ(t.outcome, Outcome::Ok) << t.reason;
   EXPECT_GT(t.samples_per_second, 0);
   EXPECT_LE(t.ci_low, t.samples_per_second);
   EXPECT_GE(t.ci_high, t.samples_per_second);
@@ -106,10 +106,10 @@ TEST(ProcessTrialExecutor, MemoryLimitAndInvalidConfigsAreRecorded) {
   options.memory_limit_bytes = 1000;  // far below any real process
   ProcessTrialExecutor executor(options);
   Trial over = executor.execute({{"batch_size", 32}}, {}, "over");
-  EXPECT_EQ(over.outcome, "rejected");
+  EXPECT_EQ(over.outcome, Outcome::Oom);  // out of memory under the limit the tuner was given
   EXPECT_NE(over.reason.find("above the limit"), std::string::npos) << over.reason;
   Trial invalid = executor.execute({{"amp", "fp16"}}, {}, "fp16-on-cpu");
-  EXPECT_EQ(invalid.outcome, "invalid_config");
+  EXPECT_EQ(invalid.outcome, Outcome::InvalidConfig);
   EXPECT_NE(invalid.reason.find("needs device=cuda"), std::string::npos) << invalid.reason;
 }
 
@@ -122,9 +122,9 @@ TEST(ProcessTrialExecutor, TheGuardRejectsADivergingConfig) {
   Tuner tuner(space, {{"lr", 0.001}}, executor, options);
   tuner.run();
   ASSERT_EQ(tuner.trials().size(), 2u);
-  EXPECT_EQ(tuner.trials()[0].outcome, "ok") << tuner.trials()[0].reason;
+  EXPECT_EQ(tuner.trials()[0].outcome, Outcome::Ok) << tuner.trials()[0].reason;
   const Trial& wild = tuner.trials()[1];
-  EXPECT_TRUE(wild.outcome == "rejected" || wild.outcome == "diverged") << wild.outcome << ": " << wild.reason;
+  EXPECT_TRUE(wild.outcome == Outcome::Rejected || wild.outcome == Outcome::Diverged) << wild.outcome << ": " << wild.reason;
   EXPECT_EQ(tuner.best()->point["lr"], 0.001);
 }
 

@@ -43,7 +43,7 @@ TEST(StagedSearch, BacksOffFromTheMemoryWall) {
   Tuner tuner(testing::synthetic_space(), start(), executor, with_strategy("staged"));
   tuner.run();
   int ooms = 0;
-  for (const auto& t : tuner.trials()) ooms += t.outcome == "oom";
+  for (const auto& t : tuner.trials()) ooms += t.outcome == Outcome::Oom;
   EXPECT_GE(ooms, 1);  // with bf16, 512 beats 256 and the growth goes on to the wall
   EXPECT_LE(ooms, 2);  // the wall is found, then not hammered
   EXPECT_EQ(tuner.best()->point["batch_size"], 512);

@@ -56,7 +56,7 @@ class SyntheticExecutor : public TrialExecutor {
     t.wall_time_s = 1.0 * static_cast<double>(request.units);
     t.peak_memory_bytes = point.value("batch_size", int64_t{64}) * 1000;
     if (point.value("batch_size", int64_t{64}) >= 1024) {
-      t.outcome = "oom";
+      t.outcome = Outcome::Oom;
       t.reason = "synthetic out of memory";
       return t;
     }

@@ -28,7 +28,7 @@ TEST(Trial, ItsRoleFollowsTheStageThatAskedForIt) {
     EXPECT_TRUE(at_stage(stage).after_search()) << stage;
   }
   Trial failed = at_stage("knobs");
-  failed.outcome = "crashed";
+  failed.outcome = Outcome::Crashed;
   EXPECT_FALSE(failed.candidate());
 }
 

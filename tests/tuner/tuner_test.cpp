@@ -374,7 +374,7 @@ class SeedExecutor : public testing::SyntheticExecutor {
     const auto threads = point.value("threads", int64_t{1});
     levels.emplace_back(threads, request.budget_level);
     if (misses_(threads, request.budget_level)) {
-      t.outcome = "rejected";
+      t.outcome = Outcome::Rejected;
       t.reason = "did not reach the target";
       return t;
     }

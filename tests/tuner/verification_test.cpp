@@ -23,7 +23,7 @@ class ToTargetExecutor : public TrialExecutor {
     t.point = point;
     t.budget_level = request.budget_level;
     if (seconds_.at(static_cast<size_t>(seed)) > 0) t.time_to_target_s = seconds_.at(static_cast<size_t>(seed));
-    else t.outcome = "rejected";
+    else t.outcome = Outcome::Rejected;
     return t;
   }
   std::vector<std::pair<std::string, nlohmann::json>> runs;  // (name, point) of each run
