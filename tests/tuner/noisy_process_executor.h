@@ -44,6 +44,7 @@ class NoisyProcessExecutor : public TrialExecutor {
     if (request.stop_below > 0 && t.ci_high < request.stop_below) {
       t.reason = "stopped early";
       t.outpaced_by = request.race_id;
+      t.wall_time_s *= 0.3;  // a lost race stops after its first few windows
     }
     return t;
   }

@@ -23,6 +23,7 @@ void run_seeds(const std::string& strategy, int64_t max_trials, int seeds, const
   const double optimum = testing::SyntheticExecutor::value(testing::synthetic_optimum());
   int within = 0;
   int64_t trials = 0;
+  double spent = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
     testing::NoisyProcessExecutor executor(static_cast<uint64_t>(seed), noise);
     TunerOptions options;
@@ -35,11 +36,13 @@ void run_seeds(const std::string& strategy, int64_t max_trials, int seeds, const
     const double found = best ? testing::SyntheticExecutor::value(best->point) : 0.0;
     within += found >= 0.97 * optimum;
     trials += tuner.executed_trials();
+    spent += tuner.spent_s();
     std::printf("%-8s seed %2d: %5.1f%% of the optimum in %3lld trials\n", strategy.c_str(), seed, 100.0 * found / optimum,
                 static_cast<long long>(tuner.executed_trials()));
   }
-  std::printf("%-8s %d of %d seeds within 3%% of the optimum (goal: 19 of 20), %.1f trials a seed on average (the grid: %lld)\n\n",
-              strategy.c_str(), within, seeds, static_cast<double>(trials) / seeds, static_cast<long long>(testing::synthetic_space().grid_size()));
+  std::printf("%-8s %d of %d seeds within 3%% of the optimum (goal: 19 of 20), %.1f trials a seed on average (the grid: %lld), %.1f%% of the grid's time\n\n",
+              strategy.c_str(), within, seeds, static_cast<double>(trials) / seeds, static_cast<long long>(testing::synthetic_space().grid_size()),
+              100.0 * spent / seeds / static_cast<double>(testing::synthetic_space().grid_size()));
 }
 
 }  // namespace
