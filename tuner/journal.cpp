@@ -1,8 +1,10 @@
 #include "tuner/journal.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "reports/atomic_file.h"
 #include "reports/user_error.h"
 
 namespace dyno {
@@ -47,6 +49,22 @@ Journal parse_journal(const std::string& text, const std::string& path) {
     }
   }
   return journal;
+}
+
+void open_journal(const std::string& dir, const nlohmann::json& header, bool resume) {
+  std::filesystem::create_directories(dir);
+  const std::string journal = dir + "/journal.jsonl";
+  if (!std::filesystem::exists(journal)) {
+    append_line_durably(journal, header.dump());
+    return;
+  }
+  if (!resume) throw UserError("tune", "'" + dir + "' already holds a tuning journal; pass --resume to continue it, or choose another --out");
+  const nlohmann::json old = read_journal(journal).header;
+  if (old.is_null()) throw UserError("journal", journal + " has no header line (the first line of a journal `dyno tune` wrote)");
+  for (const char* key : {"strategy", "objective", "seed", "space", "base_config"})
+    if (old.value(key, nlohmann::json()) != header[key])
+      throw UserError("tune", "--resume: the journal in '" + dir + "' was made with another " + key + " (" + old.value(key, nlohmann::json()).dump().substr(0, 200) +
+                                  "); give the same options as the first run, or choose another --out");
 }
 
 }  // namespace dyno

@@ -25,4 +25,9 @@ Journal read_journal(const std::string& path);
 // The same for a journal's text; `path` only names it in errors.
 Journal parse_journal(const std::string& text, const std::string& path);
 
+// Starts DIR/journal.jsonl with `header`, or with `resume` checks that the journal there was made
+// by the same run (strategy, objective, seed, space, base_config): a UserError names the field
+// that differs. Without `resume`, an existing journal is an error (nothing is overwritten).
+void open_journal(const std::string& dir, const nlohmann::json& header, bool resume);
+
 }  // namespace dyno

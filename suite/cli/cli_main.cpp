@@ -10,7 +10,7 @@
 #include "suite/cli/compare_commands.h"
 #include "suite/cli/launch_command.h"
 #include "suite/cli/report_command.h"
-#include "tuner/tune_command.h"
+#include "suite/cli/tune_command.h"
 #include "workloads/workload_registry.h"
 
 namespace dyno {

@@ -1,5 +1,9 @@
 #include "tuner/journal.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "user_error_matcher.h"
@@ -42,6 +46,22 @@ TEST(Journal, ADamagedLineElsewhereIsAnErrorNamingFileAndLine) {
             "[journal] j.jsonl line 2: field 'id' is \"one\"; expected an integer");
   EXPECT_EQ(error_of([] { parse_journal(kHeader + "\n" + kHeader + "\n", "j.jsonl"); }),
             "[journal] j.jsonl line 2: a header line after the first line; the journal is damaged");
+}
+
+TEST(Journal, OpeningStartsANewJournalWithItsHeaderAndOnlyResumeContinuesOne) {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("dyno-journal-open-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(dir);
+  const nlohmann::json header = {{"kind", "header"}, {"strategy", "staged"}, {"objective", "throughput"}, {"seed", 0},
+                                 {"space", {{"axes", {{"threads", {1, 2}}}}}}, {"base_config", {{"workload", "fashion-mlp"}}}};
+  open_journal(dir, header, false);
+  EXPECT_EQ(read_journal(dir + "/journal.jsonl").header, header);
+  EXPECT_NE(error_of([&] { open_journal(dir, header, false); }).find("--resume"), std::string::npos);
+  open_journal(dir, header, true);  // the same run: continues
+  nlohmann::json other = header;
+  other["seed"] = 7;
+  const std::string mismatch = error_of([&] { open_journal(dir, other, true); });
+  EXPECT_NE(mismatch.find("another seed"), std::string::npos) << mismatch;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "tuner/tune_command.h"
+#include "suite/cli/tune_command.h"
 
 #include <unistd.h>
 
@@ -33,7 +33,7 @@
 #include "tuner/program_command.h"
 #include "tuner/search_space.h"
 #include "tuner/strategy.h"
-#include "tuner/target_time_cap.h"
+#include "tuner/time_to_target.h"
 #include "tuner/tune_report.h"
 #include "tuner/tuner.h"
 #include "tuner/verification.h"
@@ -86,74 +86,6 @@ nlohmann::json start_point_for(const SearchSpace& space, const nlohmann::json& b
 }
 
 void on_interrupt(int) { TrialExecutor::interrupted = true; }
-
-// Moves the convergence axes with more than one value out of `space` (a single value is a setting:
-// it stays, so phase 1 measures with it, e.g. lr_scaling=sqrt while the batch grows). The horizon
-// and the schedule get default axes when the space has none for them: the LR schedule's horizon at
-// the recipe's epochs and at 1/6, 1/4 and 1/3 of them (a shorter horizon anneals sooner, which is
-// what reaches a target early), the recipe's schedule or one-cycle, and (accuracy targets) label
-// smoothing off or 0.1.
-SearchSpace take_convergence_axes(SearchSpace& space, const Workload& workload) {
-  nlohmann::json axes = space.take_convergence_axes().to_json()["axes"];
-  if (!axes.contains("epochs") && !space.find("epochs")) {
-    const int64_t r = workload.recipe.epochs;
-    std::vector<int64_t> epochs = {0};  // 0 = the recipe's
-    for (int64_t e : {r / 6, r / 4, r / 3})
-      if (e >= 1 && e < r && std::find(epochs.begin(), epochs.end(), e) == epochs.end()) epochs.push_back(e);
-    axes["epochs"] = epochs;
-  }
-  if (!axes.contains("schedule") && !space.find("schedule")) axes["schedule"] = {"auto", "onecycle"};
-  // Label smoothing 0.1 lifted fashion-cnn's accuracy after 2 epochs by ~0.2% here (3 seeds), which
-  // can move the target one evaluation earlier. Only for accuracy targets: it raises a loss target.
-  if (workload.metric_name == "accuracy" && !workload.loss && !axes.contains("label_smoothing") && !space.find("label_smoothing"))
-    axes["label_smoothing"] = {0.0, 0.1};
-  return SearchSpace::from_json({{"axes", axes}});
-}
-
-// Phase 1 ranks batch sizes by throughput alone, but a larger batch takes fewer steps per epoch
-// and often needs more epochs to reach the target. When the winner's batch is above the recipe's
-// (the batch its LR and epochs were tuned for; a program's default), phase 2 also tries the
-// recipe's batch with the winner's other knobs, so that the trade-off is measured.
-void add_recipe_batch(SearchSpace& target, const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch) {
-  if (!throughput_space.find("batch_size") || target.find("batch_size") || !winner.contains("batch_size")) return;
-  const int64_t best = winner["batch_size"].get<int64_t>();
-  if (best > recipe_batch) target.set_axis("batch_size", {best, recipe_batch});
-}
-
-// Phase 2's local refinement of the peak learning rate, when the space has no lr axis: the grid's
-// fastest point with its LR halved and doubled. A short horizon often takes a higher peak LR
-// (Smith's super-convergence): fashion-cnn with 2 epochs of one-cycle and label smoothing 0.1
-// reached 0.9115 / 0.9119 after epoch 2 at the recipe's LR and 0.9151 / 0.9128 at twice it
-// (seeds 0 / 1). Starting from the grid's best (not the overall best) makes a resume repeat nothing.
-void refine_learning_rate(Tuner& tuner, const RunConfig& base, const Workload& workload) {
-  if (tuner.space().find("lr") || tuner.space().declares_knobs()) return;
-  const Trial* best = tuner.best_where([](const Trial& t) { return t.stage == "grid" && t.budget_level == 1; });
-  if (!best || !best->time_to_target_s) return;
-  const nlohmann::json from = best->point;
-  const double lr = resolve_config(config_from_json(from, base), workload).lr;
-  for (double factor : {2.0, 0.5}) {
-    nlohmann::json point = from;
-    point["lr"] = lr * factor;
-    tuner.measure(point, "refine-lr");
-  }
-}
-
-// Opens (or checks, with --resume) the journal in `dir`: its first line is the run's header.
-void open_journal(const std::string& dir, const nlohmann::json& header, bool resume) {
-  std::filesystem::create_directories(dir);
-  const std::string journal = dir + "/journal.jsonl";
-  if (!std::filesystem::exists(journal)) {
-    append_line_durably(journal, header.dump());
-    return;
-  }
-  if (!resume) throw UserError("tune", "'" + dir + "' already holds a tuning journal; pass --resume to continue it, or choose another --out");
-  const nlohmann::json old = read_journal(journal).header;
-  if (old.is_null()) throw UserError("journal", journal + " has no header line (the first line of a journal `dyno tune` wrote)");
-  for (const char* key : {"strategy", "objective", "seed", "space", "base_config"})
-    if (old.value(key, nlohmann::json()) != header[key])
-      throw UserError("tune", "--resume: the journal in '" + dir + "' was made with another " + key + " (" + old.value(key, nlohmann::json()).dump().substr(0, 200) +
-                                  "); give the same options as the first run, or choose another --out");
-}
 
 // What a trial executor is for: a search's throughput trials, its time-to-target trials, the
 // verification's runs to the target (no memory limit), or the profiles of the default and the
@@ -390,7 +322,8 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   if (t.space.declares_knobs()) throw UserError("space", "declares knobs of its own (\"knobs\"): only a program given with --command can take them");
   for (const auto& a : args.axes) t.space.override_axis(a);
   if (!workload.convolutional) t.space.remove_axis("channels_last");
-  if (to_target) t.convergence = take_convergence_axes(t.space, workload);
+  if (to_target)
+    t.convergence = take_convergence_axes(t.space, {workload.recipe.epochs, workload.metric_name == "accuracy" && !workload.loss});
 
   ProcessTrialOptions trial_options;
   trial_options.dyno_binary = current_executable();
@@ -502,28 +435,18 @@ int run_tune(const TuneArgs& args) {
       TunerOptions target_options = options;
       target_options.strategy = "grid";  // a handful of full training runs: all of them
       target_options.objective = "time-to-target";
-      // Every finished search trial tightens the time cap of the next one; the final race's
-      // trials all run under one looser cap (tuner/target_time_cap.h).
-      const double cap = args.verify_cap_s;
-      auto racing = std::make_shared<bool>(false);
+      TargetPhaseOptions plan_options;
+      plan_options.cap_s = args.verify_cap_s;
+      plan_options.seeds = args.verify_seeds;
+      if (tunable.workload)
+        plan_options.learning_rate = [base = config_from_json(tuned_base), workload = *tunable.workload](const nlohmann::json& point) {
+          return std::optional<double>(resolve_config(config_from_json(point, base), workload).lr);
+        };
+      auto plan = std::make_shared<TargetPhase>(plan_options);
       Phase& phase = run.start_phase(args.out, tuned_base, target_space, target_options, TrialPurpose::ToTarget,
-                                     [cap, racing](Phase& p, const Tuner& tuner) {
-                                       if (!*racing) p.executor->set_time_cap(search_time_cap(tuner, cap));
-                                     });
+                                     [plan](Phase& p, const Tuner& tuner) { p.executor->set_time_cap(plan->next_time_cap(tuner)); });
       final_phase = &phase;
-      phase.executor->set_time_cap(search_time_cap(*phase.tuner, cap));  // from the trials a resumed journal holds
-      phase.tuner->run();
-      try {
-        if (tunable.workload) refine_learning_rate(*phase.tuner, config_from_json(tuned_base), *tunable.workload);
-        *racing = true;
-        phase.executor->set_time_cap(race_time_cap(*phase.tuner, cap));
-        // The seed can move the target by a whole evaluation: the three fastest points race,
-        // each round training every one left with its next seed (up to as many seeds in all as
-        // --verify-seeds, at least two), and a point that misses the target on any seed is out.
-        phase.tuner->final_race(phase.tuner->leading_points(3), std::max(2, args.verify_seeds) - 1);
-      } catch (const BudgetExhausted&) {
-        // What was measured stands.
-      }
+      plan->run(*phase.tuner, [&phase](double cap) { phase.executor->set_time_cap(cap); });
     }
     const bool can_verify = !program || !args.target.empty();
     // (A copy: the tuner's trials grow with every run below.)

@@ -1,0 +1,150 @@
+#include "tuner/time_to_target.h"
+
+#include <map>
+#include <utility>
+
+#include <gtest/gtest.h>
+
+#include "tuner/search_space.h"
+#include "tuner/trial_executor.h"
+#include "tuner/tuner.h"
+
+namespace dyno {
+namespace {
+
+// Time to target by (threads, seed = budget level), in seconds.
+class TimesExecutor : public TrialExecutor {
+ public:
+  explicit TimesExecutor(std::map<std::pair<int64_t, int64_t>, double> times) : times_(std::move(times)) {}
+  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
+    Trial t;
+    t.point = point;
+    t.budget_level = request.budget_level;
+    const double s = times_.at({point["threads"].get<int64_t>(), request.budget_level});
+    t.time_to_target_s = s;
+    t.wall_time_s = s;
+    t.samples_per_second = 1000;
+    return t;
+  }
+
+ private:
+  std::map<std::pair<int64_t, int64_t>, double> times_;
+};
+
+SearchSpace threads_space() {
+  SearchSpace s;
+  s.set_axis("threads", {1, 2, 4});
+  return s;
+}
+
+TunerOptions to_target() {
+  TunerOptions o;
+  o.objective = "time-to-target";
+  return o;
+}
+
+TEST(TimeToTarget, TheSearchCapFollowsTheBestSoFarWithAMargin) {
+  TimesExecutor executor({{{1, 1}, 40.0}, {{2, 1}, 30.0}});
+  Tuner tuner(threads_space(), {{"threads", 1}}, executor, to_target());
+  EXPECT_EQ(search_time_cap(tuner, 900), 900);  // nothing measured yet
+  tuner.measure({{"threads", 1}}, "grid");
+  EXPECT_DOUBLE_EQ(search_time_cap(tuner, 900), 40 * 1.3 + 5);
+  tuner.measure({{"threads", 2}}, "grid");
+  EXPECT_DOUBLE_EQ(search_time_cap(tuner, 900), 30 * 1.3 + 5);
+  EXPECT_EQ(search_time_cap(tuner, 20), 20);  // never above --verify-cap
+}
+
+// Session 9: the best point's second seed reached the target in 25 s, and the search cap that
+// followed it (38 s) cut the third seed of another finalist, which needed one more epoch (39 s);
+// the finalists raced after it ran under looser caps. The race's cap comes from the
+// first seeds only, so it is the same for every finalist, and it lets through a seed that needs
+// half as long again as the best first seed.
+TEST(TimeToTarget, EveryFinalistsSeedsRunUnderOneCapThatLetsASlowerSeedThrough) {
+  TimesExecutor executor({{{1, 1}, 30.0}, {{2, 1}, 26.0}, {{4, 1}, 27.0},  //
+                          {{2, 2}, 25.0}, {{2, 3}, 39.0}, {{4, 2}, 39.0}, {{4, 3}, 26.0}});
+  Tuner tuner(threads_space(), {{"threads", 1}}, executor, to_target());
+  for (int64_t threads : {1, 2, 4}) tuner.measure({{"threads", threads}}, "grid");
+  const double cap = race_time_cap(tuner, 900);
+  EXPECT_GE(cap, 26.0 * 1.5 + 5);
+  tuner.measure({{"threads", 2}}, "race", 2);  // 25 s: the best so far, at the top level
+  EXPECT_EQ(race_time_cap(tuner, 900), cap);
+  EXPECT_GT(race_time_cap(tuner, 900), 39.0);  // seed 3 of two threads, seed 2 of four
+  EXPECT_LT(search_time_cap(tuner, 900), 39.0);        // what the search cap would have cut
+  tuner.measure({{"threads", 2}}, "race", 3);
+  tuner.measure({{"threads", 4}}, "race", 2);
+  EXPECT_EQ(race_time_cap(tuner, 900), cap);
+  EXPECT_EQ(race_time_cap(tuner, 30), 30);  // never above --verify-cap
+}
+
+TEST(TimeToTarget, PhaseTwoTakesTheConvergenceAxesAndAddsTheDefaultsNotGiven) {
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 128});
+  space.set_axis("schedule", {"cosine", "onecycle"});
+  space.set_axis("lr_scaling", {"sqrt"});  // one value: a setting phase 1 measures with
+  const SearchSpace target = take_convergence_axes(space, {12, true});
+  ASSERT_NE(target.find("schedule"), nullptr);
+  EXPECT_EQ(target.find("schedule")->values, (std::vector<nlohmann::json>{"cosine", "onecycle"}));
+  ASSERT_NE(target.find("epochs"), nullptr);
+  EXPECT_EQ(target.find("epochs")->values, (std::vector<nlohmann::json>{0, 2, 3, 4}));  // the recipe's, 1/6, 1/4, 1/3
+  ASSERT_NE(target.find("label_smoothing"), nullptr);
+  EXPECT_EQ(space.find("schedule"), nullptr);
+  EXPECT_NE(space.find("lr_scaling"), nullptr);
+  EXPECT_NE(space.find("batch_size"), nullptr);
+
+  SearchSpace loss_space;
+  loss_space.set_axis("batch_size", {64, 128});
+  const SearchSpace loss_target = take_convergence_axes(loss_space, {12, false});
+  EXPECT_EQ(loss_target.find("label_smoothing"), nullptr);  // it would raise a loss target
+  EXPECT_EQ(loss_target.find("schedule")->values, (std::vector<nlohmann::json>{"auto", "onecycle"}));
+}
+
+TEST(TimeToTarget, TheRecipesBatchIsTriedBesideALargerWinnersBatch) {
+  SearchSpace throughput;
+  throughput.set_axis("batch_size", {64, 128, 256});
+  SearchSpace larger;
+  add_recipe_batch(larger, throughput, {{"batch_size", 256}}, 64);
+  ASSERT_NE(larger.find("batch_size"), nullptr);
+  EXPECT_EQ(larger.find("batch_size")->values, (std::vector<nlohmann::json>{256, 64}));
+  SearchSpace smaller;
+  add_recipe_batch(smaller, throughput, {{"batch_size", 32}}, 64);
+  EXPECT_EQ(smaller.find("batch_size"), nullptr);
+}
+
+TEST(TimeToTarget, ThePhaseRunsTheGridThenTheLearningRateAroundItsFastestThenARaceOnTheNextSeed) {
+  TimesExecutor executor({{{1, 1}, 40.0}, {{2, 1}, 30.0}, {{4, 1}, 32.0}, {{1, 2}, 40.0}, {{2, 2}, 31.0}, {{4, 2}, 30.0}});
+  TunerOptions options = to_target();
+  options.strategy = "grid";
+  Tuner tuner(threads_space(), {{"threads", 1}}, executor, options);
+  TargetPhaseOptions plan_options;
+  plan_options.seeds = 2;
+  plan_options.learning_rate = [](const nlohmann::json&) { return std::optional<double>(0.1); };
+  TargetPhase plan(plan_options);
+  std::vector<double> caps;
+  plan.run(tuner, [&](double cap) { caps.push_back(cap); });
+
+  std::vector<std::string> stages;
+  for (const auto& t : tuner.trials()) stages.push_back(t.stage);
+  EXPECT_EQ(stages, (std::vector<std::string>{"grid", "grid", "grid", "refine-lr", "refine-lr", "race", "race", "race"}));
+  // Around the grid's fastest point (two threads, 30 s): its LR doubled, then halved.
+  EXPECT_EQ(tuner.trials()[3].point, (nlohmann::json{{"threads", 2}, {"lr", 0.2}}));
+  EXPECT_EQ(tuner.trials()[4].point, (nlohmann::json{{"threads", 2}, {"lr", 0.05}}));
+  // The race trains each finalist on its second seed.
+  for (size_t i = 5; i < 8; ++i) EXPECT_EQ(tuner.trials()[i].budget_level, 2);
+  // The search's cap before the grid (nothing measured), then the race's from the best first seed.
+  ASSERT_EQ(caps.size(), 2u);
+  EXPECT_EQ(caps[0], 900);
+  EXPECT_DOUBLE_EQ(caps[1], 30 * 2 + 10);
+  EXPECT_DOUBLE_EQ(plan.next_time_cap(tuner), race_time_cap(tuner, 900));
+}
+
+TEST(TimeToTarget, WithoutAKnownLearningRateThereIsNoRefinement) {
+  TimesExecutor executor({{{1, 1}, 40.0}, {{2, 1}, 30.0}, {{4, 1}, 32.0}, {{1, 2}, 40.0}, {{2, 2}, 31.0}, {{4, 2}, 30.0}});
+  TunerOptions options = to_target();
+  options.strategy = "grid";
+  Tuner tuner(threads_space(), {{"threads", 1}}, executor, options);
+  TargetPhase(TargetPhaseOptions{}).run(tuner, [](double) {});
+  for (const auto& t : tuner.trials()) EXPECT_NE(t.stage, "refine-lr");
+}
+
+}  // namespace
+}  // namespace dyno

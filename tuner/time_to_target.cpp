@@ -1,0 +1,80 @@
+#include "tuner/time_to_target.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "tuner/tuner.h"
+
+namespace dyno {
+
+SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults& defaults) {
+  nlohmann::json axes = space.take_convergence_axes().to_json()["axes"];
+  auto given = [&](const char* knob) { return axes.contains(knob) || space.find(knob); };
+  if (!given("epochs") && defaults.recipe_epochs > 0) {
+    const int64_t r = defaults.recipe_epochs;
+    std::vector<int64_t> epochs = {0};  // 0 = the recipe's
+    for (int64_t e : {r / 6, r / 4, r / 3})
+      if (e >= 1 && e < r && std::find(epochs.begin(), epochs.end(), e) == epochs.end()) epochs.push_back(e);
+    axes["epochs"] = epochs;
+  }
+  if (!given("schedule")) axes["schedule"] = {"auto", "onecycle"};
+  // Label smoothing 0.1 can move an accuracy target one evaluation earlier (fashion-cnn after 2
+  // epochs: ~0.2% more accuracy over 3 seeds); it raises a loss target.
+  if (defaults.accuracy_target && !given("label_smoothing")) axes["label_smoothing"] = {0.0, 0.1};
+  return SearchSpace::from_json({{"axes", axes}});
+}
+
+void add_recipe_batch(SearchSpace& target, const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch) {
+  if (!throughput_space.find("batch_size") || target.find("batch_size") || !winner.contains("batch_size")) return;
+  const int64_t best = winner["batch_size"].get<int64_t>();
+  if (best > recipe_batch) target.set_axis("batch_size", {best, recipe_batch});
+}
+
+double search_time_cap(const Tuner& tuner, double cap_s) {
+  const Trial* best = tuner.best();
+  return best && best->time_to_target_s ? std::min(cap_s, *best->time_to_target_s * 1.3 + 5) : cap_s;
+}
+
+double race_time_cap(const Tuner& tuner, double cap_s) {
+  const Trial* best = tuner.best_where([](const Trial& t) { return t.budget_level == 1 && t.candidate(); });
+  return best && best->time_to_target_s ? std::min(cap_s, *best->time_to_target_s * 2 + 10) : cap_s;
+}
+
+double TargetPhase::next_time_cap(const Tuner& tuner) const {
+  return racing_ ? race_time_cap(tuner, options_.cap_s) : search_time_cap(tuner, options_.cap_s);
+}
+
+// The grid's fastest point with its peak LR doubled and halved: a short horizon often takes a
+// higher peak LR (super-convergence). Starting from the grid's best (not the overall best) makes a
+// resume repeat nothing.
+void TargetPhase::refine_learning_rate(Tuner& tuner) const {
+  if (tuner.space().find("lr") || !options_.learning_rate) return;
+  const Trial* best = tuner.best_where([](const Trial& t) { return t.stage == "grid" && t.budget_level == 1; });
+  if (!best || !best->time_to_target_s) return;
+  const nlohmann::json from = best->point;
+  const std::optional<double> lr = options_.learning_rate(from);
+  if (!lr || *lr <= 0) return;
+  for (double factor : {2.0, 0.5}) {
+    nlohmann::json point = from;
+    point["lr"] = *lr * factor;
+    tuner.measure(point, "refine-lr");
+  }
+}
+
+void TargetPhase::run(Tuner& tuner, const std::function<void(double)>& set_time_cap) {
+  racing_ = false;
+  set_time_cap(next_time_cap(tuner));  // from the trials a resumed journal holds
+  tuner.run();
+  try {
+    refine_learning_rate(tuner);
+    racing_ = true;
+    set_time_cap(next_time_cap(tuner));
+    // The seed can move the target by a whole evaluation: each round trains every finalist left
+    // with its next seed, and a point that misses the target on any seed is out.
+    tuner.final_race(tuner.leading_points(kFinalists), std::max(2, options_.seeds) - 1);
+  } catch (const BudgetExhausted&) {
+    // What was measured stands.
+  }
+}
+
+}  // namespace dyno

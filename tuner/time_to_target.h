@@ -1,0 +1,80 @@
+// Time to target: how `dyno tune --objective time-to-target` searches, in two phases, each a Tuner
+// with its own journal (the tune command creates them; this is the plan they follow):
+//   1. a throughput search over the space less its convergence axes, with the strategy asked for;
+//      equivalent points prefer the smaller batch (fewer epochs to the target, usually);
+//   2. on phase 1's winner, every trial trained to the target (TargetPhase): a grid over the
+//      convergence axes, the grid's fastest point with its peak LR doubled and halved, and a final
+//      race of the three fastest on the next seeds.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "tuner/search_space.h"
+
+namespace dyno {
+
+class Tuner;
+
+// What phase 2's default axes depend on.
+struct ConvergenceDefaults {
+  int64_t recipe_epochs = 0;      // the recipe's epochs (0: no default horizon axis)
+  bool accuracy_target = false;   // the target is an accuracy (label smoothing would raise a loss target)
+};
+
+// Moves the convergence axes with more than one value out of `space` (a single value is a setting:
+// it stays, so phase 1 measures with it, e.g. lr_scaling=sqrt while the batch grows) and returns
+// phase 2's space. Axes the space does not give get defaults: the LR schedule's horizon at the
+// recipe's epochs and at 1/6, 1/4 and 1/3 of them (a shorter horizon anneals sooner, which is what
+// reaches a target early), the recipe's schedule or one-cycle, and for accuracy targets label
+// smoothing off or 0.1. (A program's space gets no defaults: SearchSpace::take_convergence_axes.)
+SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults& defaults);
+
+// Phase 1 ranks batch sizes by throughput alone, but a larger batch takes fewer steps per epoch and
+// often needs more epochs to reach the target. When phase 1's winner has a batch above the recipe's
+// (the batch its LR and epochs were tuned for; a program's default), phase 2 also tries the
+// recipe's batch with the winner's other knobs, so that the trade-off is measured.
+void add_recipe_batch(SearchSpace& target, const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch);
+
+// While phase 2's grid and LR refinement run: a trial that has not reached the target by the best
+// time so far, plus a margin for run-to-run noise (x1.3 + 5 s), cannot beat it. At most cap_s.
+double search_time_cap(const Tuner& tuner, double cap_s);
+
+// During the final race on the next seeds: one cap for every finalist's seeds, from the best
+// first-seed time, loose enough (x2 + 10 s) for a seed that needs one more evaluation than the
+// best did. A finalist that misses a seed is never chosen, so a cap that cut a slower seed would
+// disqualify it; and the search cap follows best(), which moves with each new seed during the race.
+double race_time_cap(const Tuner& tuner, double cap_s);
+
+struct TargetPhaseOptions {
+  double cap_s = 900;  // --verify-cap: no trial trains longer
+  int seeds = 1;       // --verify-seeds: the race trains each finalist on max(2, seeds) seeds in all
+  // The peak learning rate `point` trains with, or nullopt when it is not known (a program's):
+  // then there is no LR refinement. Not used when the space has an lr axis.
+  std::function<std::optional<double>(const nlohmann::json& point)> learning_rate;
+};
+
+// Phase 2 on `tuner` (objective time-to-target, strategy grid).
+class TargetPhase {
+ public:
+  static constexpr size_t kFinalists = 3;
+
+  explicit TargetPhase(TargetPhaseOptions options) : options_(std::move(options)) {}
+  // The time cap for the phase's next trial: search_time_cap while searching, race_time_cap in
+  // the race. The tune command sets it on the phase's executor after every trial.
+  double next_time_cap(const Tuner& tuner) const;
+  // The grid, the LR refinement (stage "refine-lr"), the race (stage "race"); `set_time_cap` is
+  // called with next_time_cap whenever the cap changes by stage. A spent budget ends it: what was
+  // measured stands.
+  void run(Tuner& tuner, const std::function<void(double)>& set_time_cap);
+
+ private:
+  void refine_learning_rate(Tuner& tuner) const;
+  TargetPhaseOptions options_;
+  bool racing_ = false;
+};
+
+}  // namespace dyno
