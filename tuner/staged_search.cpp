@@ -20,7 +20,8 @@ class Climber {
 
   struct Step {
     Trial trial;      // the candidate's first measurement
-    Verdict verdict;  // the candidate against the best so far
+    Verdict verdict;  // the candidate against the best so far (Tuner::compare: settled when not known)
+    bool decided;     // the evidence gave the verdict (not a settlement on the estimates)
     bool adopted;
   };
 
@@ -28,10 +29,11 @@ class Climber {
   Step try_value(const std::string& knob, const nlohmann::json& value, const std::string& stage) {
     nlohmann::json point = current_;
     point[knob] = value;
-    if (point == current_) return {*tuner_.latest(current_), Verdict::Equivalent, false};
+    if (point == current_) return {*tuner_.latest(current_), Verdict::Equivalent, true, false};
     const Trial incumbent = *tuner_.latest(current_);
-    Step step{tuner_.measure(point, stage, 1, &incumbent), Verdict::Unknown, false};
+    Step step{tuner_.measure(point, stage, 1, &incumbent), Verdict::Unknown, false, false};
     step.verdict = tuner_.compare(point, current_, stage);
+    step.decided = tuner_.judge(point, current_).verdict == step.verdict;
     step.adopted = tuner_.preferred(step.verdict, point, current_);
     effects_[{knob, current_[knob].dump(), value.dump()}] = tuner_.judge(point, current_).difference;
     if (step.adopted) current_ = point;
@@ -77,7 +79,9 @@ void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const 
   int64_t memory_wall = 0;
   int misses = 0;
   // Growth x2: one size that is not better is not yet the plateau, two in a row are; a size that
-  // is worse (past the plateau, larger batches only cost more time) or fails on memory ends it.
+  // is decidedly worse (past the plateau, larger batches only cost more time) or fails on memory
+  // ends it. A size settled as worse on its estimate (one process in a slow spell can read low)
+  // is a size not better.
   for (;;) {
     auto next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s >= 2 * probe; });
     if (next == sizes.end()) next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s > probe; });
@@ -95,7 +99,7 @@ void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const 
       break;
     }
     probe = *next;
-    if (step.verdict == Verdict::SecondBetter || ++misses >= 2) break;
+    if ((step.verdict == Verdict::SecondBetter && step.decided) || ++misses >= 2) break;
   }
   // Bisection between the best size and the first one past it.
   while (upper > 0) {

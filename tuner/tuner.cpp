@@ -265,19 +265,18 @@ Comparison Tuner::judge(const nlohmann::json& a, const nlohmann::json& b) const 
 Verdict Tuner::compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& stage) {
   for (;;) {
     const Comparison c = judge(a, b);
-    if (c.verdict != Verdict::Unknown) return c.verdict;
     const size_t na = evidence(a).processes(), nb = evidence(b).processes();
-    if (std::min(na, nb) >= options_.decision.max_processes) return settle_at_cap(c, options_.decision);
+    if (answered(c, options_.decision) || std::min(na, nb) >= options_.decision.max_processes) return settle(c, options_.decision);
     try {
       measure_again(na <= nb ? a : b, stage);
     } catch (const BudgetExhausted&) {
-      return settle_at_cap(c, options_.decision);
+      return settle(c, options_.decision);
     }
   }
 }
 
 bool Tuner::preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const {
-  if (verdict == Verdict::Unknown) verdict = settle_at_cap(judge(a, b), options_.decision);
+  if (verdict == Verdict::Unknown) verdict = settle(judge(a, b), options_.decision);
   if (verdict != Verdict::Equivalent) return verdict == Verdict::FirstBetter;
   return tie_break(a, b);
 }
@@ -311,7 +310,10 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
   auto drop = [&](const std::function<bool(const nlohmann::json&)>& out) { points.erase(std::remove_if(points.begin(), points.end(), out), points.end()); };
   auto decided = [&] {
     const nlohmann::json lead = leader();
-    return std::all_of(points.begin(), points.end(), [&](const auto& p) { return p == lead || judge(p, lead).verdict != Verdict::Unknown; });
+    return std::all_of(points.begin(), points.end(), [&](const auto& p) {
+      if (p == lead) return true;
+      return answered(judge(p, lead), options_.decision);
+    });
   };
   for (const auto& p : points)
     if (evidence(p).figures.empty()) measure(p, "race");
@@ -331,7 +333,7 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
   const nlohmann::json lead = leader();
   nlohmann::json winner = lead;
   for (const auto& p : points)
-    if (p != lead && settle_at_cap(judge(p, lead), options_.decision) == Verdict::Equivalent && preferred(Verdict::Equivalent, p, winner)) winner = p;
+    if (p != lead && settle(judge(p, lead), options_.decision) == Verdict::Equivalent && preferred(Verdict::Equivalent, p, winner)) winner = p;
   race_winner_ = winner;
 }
 

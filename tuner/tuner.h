@@ -84,15 +84,16 @@ class Tuner {
   // decide(a, b) on the evidence as it stands.
   Comparison judge(const nlohmann::json& a, const nlohmann::json& b) const;
   // decide(a, b), measuring the less-measured point once more (stage `stage`) while the answer is
-  // not known, up to DecisionRule::max_processes each; then settle_at_cap. Never "not known".
+  // not known and a wrong choice could cost more than DecisionRule::indifference in expectation,
+  // up to DecisionRule::max_processes each; then settle. Never "not known".
   Verdict compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& stage);
   // Whether `a` is preferred to `b` given their verdict: the better one, and for equivalent points
   // the tie-breaks (see the header comment).
   bool preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const;
   // The final race: interleaved rounds in which every remaining point is measured once more, each
   // dropping any point the leader (the highest estimate) is better than, until one remains, the
-  // rest are decided against the leader, or `max_rounds` have run. The winner, the preferred of
-  // those left, is best() from then on.
+  // rest are decided against the leader (a verdict, or an expected loss below the indifference), or
+  // `max_rounds` have run. The winner, the preferred of those left, is best() from then on.
   void final_race(std::vector<nlohmann::json> points, int64_t max_rounds);
   // The `count` points with the highest estimates (no failed one), best first.
   std::vector<nlohmann::json> leading_points(size_t count) const;

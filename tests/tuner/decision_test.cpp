@@ -63,13 +63,28 @@ TEST(Decision, AtTheCapNotKnownGoesToTheEstimatesOrEquivalence) {
   const DecisionRule rule;
   Comparison c;
   c.difference = 0.03;
-  EXPECT_EQ(settle_at_cap(c, rule), Verdict::FirstBetter);
+  EXPECT_EQ(settle(c, rule), Verdict::FirstBetter);
   c.difference = -0.03;
-  EXPECT_EQ(settle_at_cap(c, rule), Verdict::SecondBetter);
+  EXPECT_EQ(settle(c, rule), Verdict::SecondBetter);
   c.difference = 0.01;
-  EXPECT_EQ(settle_at_cap(c, rule), Verdict::Equivalent);
+  EXPECT_EQ(settle(c, rule), Verdict::Equivalent);
   c.verdict = Verdict::SecondBetter;  // a known answer stands
-  EXPECT_EQ(settle_at_cap(c, rule), Verdict::SecondBetter);
+  EXPECT_EQ(settle(c, rule), Verdict::SecondBetter);
+}
+
+TEST(Decision, TheExpectedLossOfTakingTheHigherEstimateShrinksWithTheGapAndTheNoise) {
+  Comparison tied;
+  tied.standard_error = 0.02;
+  EXPECT_NEAR(expected_loss(tied), 0.02 * 0.398942, 1e-6);  // se * pdf(0)
+  Comparison apart = tied;
+  apart.difference = 0.06;  // three standard errors
+  EXPECT_LT(expected_loss(apart), 0.0002);
+  Comparison precise = tied;
+  precise.standard_error = 0.004;
+  EXPECT_LT(expected_loss(precise), DecisionRule{}.indifference);  // a tie measured this well costs little
+  EXPECT_GT(expected_loss(tied), DecisionRule{}.indifference);
+  EXPECT_TRUE(answered(precise, DecisionRule{}));
+  EXPECT_FALSE(answered(tied, DecisionRule{}));
 }
 
 TEST(NoiseModel, PoolsSquaredDeviationsOverTheirDegreesOfFreedomWithAWeakPrior) {

@@ -49,15 +49,18 @@ TEST(StagedSearch, BacksOffFromTheMemoryWall) {
   EXPECT_EQ(tuner.best()->point["batch_size"], 512);
 }
 
-// In fp32 the synthetic throughput falls clearly from 256 (480/s) to 512 (470/s, intervals +-1%):
-// past the plateau, so the growth stops there instead of trying 1024 too.
-TEST(StagedSearch, BatchGrowthStopsAtAClearDecline) {
+// In fp32 the synthetic throughput falls 2% from 256 (480/s) to 512 (470/s): past the plateau.
+// Growth ends there, or at the memory wall one size later (a 2% loss settled on the estimates
+// counts as a size not better), and the best is 256.
+TEST(StagedSearch, BatchGrowthEndsPastThePlateau) {
   SearchSpace space;
   space.set_axis("batch_size", {64, 128, 256, 512, 1024});
   testing::SyntheticExecutor executor;
   Tuner tuner(space, {{"batch_size", 64}}, executor, with_strategy("staged"));
   tuner.run();
-  for (const auto& t : tuner.trials()) EXPECT_NE(t.point["batch_size"], 1024) << t.stage;
+  int64_t at_1024 = 0;
+  for (const auto& t : tuner.trials()) at_1024 += t.point["batch_size"] == 1024;
+  EXPECT_LE(at_1024, 1);
   EXPECT_EQ(tuner.best()->point["batch_size"], 256);
 }
 

@@ -102,12 +102,19 @@ testing::TableExecutor by_level(std::map<int64_t, std::map<int64_t, double>> fig
       }));
 }
 
+// Without an indifference, compare measures until the evidence answers (or the cap).
+TunerOptions until_known() {
+  TunerOptions options;
+  options.decision.indifference = 0;
+  return options;
+}
+
 TEST(Tuner, CompareMeasuresTheLessMeasuredPointAgainUntilTheAnswerIsKnown) {
   // Batch 128 is 4% faster than 64; one process each cannot tell that from the noise.
   auto executor = by_level({{64, {{1, 100}, {2, 100.5}, {3, 99.5}, {4, 100}}}, {128, {{1, 104}, {2, 103.5}, {3, 104.5}, {4, 104}}}});
   SearchSpace space;
   space.set_axis("batch_size", {64, 128});
-  Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
+  Tuner tuner(space, {{"batch_size", 64}}, executor, until_known());
   const nlohmann::json small = {{"batch_size", 64}}, large = {{"batch_size", 128}};
   tuner.measure(small, "start");
   tuner.measure(large, "batch");
@@ -120,6 +127,25 @@ TEST(Tuner, CompareMeasuresTheLessMeasuredPointAgainUntilTheAnswerIsKnown) {
   // Asked again, the evidence answers: nothing more is measured.
   EXPECT_EQ(tuner.compare(small, large, "batch"), Verdict::SecondBetter);
   EXPECT_EQ(executor.levels.size(), 7u);
+}
+
+// The same points with the default indifference: once two processes each agree to within 0.5%,
+// taking the higher estimate could cost under 0.2% in expectation, so compare settles on it
+// without the processes that would make the interval exclude zero.
+TEST(Tuner, CompareStopsOnceAWrongChoiceCouldOnlyCostLittle) {
+  auto executor = by_level({{64, {{1, 100}, {2, 100.5}, {3, 99.5}, {4, 100}}}, {128, {{1, 104}, {2, 103.5}, {3, 104.5}, {4, 104}}}});
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 128});
+  Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
+  const nlohmann::json small = {{"batch_size", 64}}, large = {{"batch_size", 128}};
+  tuner.measure(small, "start");
+  tuner.measure(large, "batch");
+  EXPECT_GT(expected_loss(tuner.judge(large, small)), TunerOptions{}.decision.indifference);  // one process each: not yet
+  EXPECT_EQ(tuner.compare(large, small, "batch"), Verdict::FirstBetter);
+  const Comparison settled = tuner.judge(large, small);
+  EXPECT_EQ(settled.verdict, Verdict::Unknown);  // the interval still crosses zero
+  EXPECT_LT(expected_loss(settled), TunerOptions{}.decision.indifference);
+  EXPECT_LT(executor.levels.size(), 7u);
 }
 
 TEST(Tuner, AtTheCapNotKnownIsSettledOnTheEstimates) {
@@ -260,7 +286,7 @@ TEST(Tuner, TheFinalRaceDropsWhatTheLeaderBeatsAndPrefersTheSimplerOfEquivalentP
                             {256, {{1, 90}, {2, 90}, {3, 90}, {4, 90}}}});
   SearchSpace space;
   space.set_axis("batch_size", {64, 128, 256});
-  Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
+  Tuner tuner(space, {{"batch_size", 64}}, executor, until_known());
   const nlohmann::json b64 = {{"batch_size", 64}}, b128 = {{"batch_size", 128}}, b256 = {{"batch_size", 256}};
   for (const auto& p : {b64, b128, b256}) tuner.measure(p, "a");
   EXPECT_EQ(tuner.leading_points(3), (std::vector<nlohmann::json>{b128, b64, b256}));
@@ -278,7 +304,7 @@ TEST(Tuner, TheFinalRaceEndsOnceTheLeaderIsDecidedAgainstEveryPointLeft) {
   auto executor = by_level({{64, {{1, 100}, {2, 100}}}, {128, {{1, 130}, {2, 130}}}});
   SearchSpace space;
   space.set_axis("batch_size", {64, 128});
-  Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
+  Tuner tuner(space, {{"batch_size", 64}}, executor, until_known());
   tuner.measure({{"batch_size", 64}}, "a");
   tuner.measure({{"batch_size", 128}}, "a");
   tuner.final_race(tuner.leading_points(3), 3);
@@ -389,7 +415,7 @@ class SeedExecutor : public testing::SyntheticExecutor {
 
 // A time-to-target tuner with the first seed of the start point at each thread count measured.
 std::unique_ptr<Tuner> seeds_tuner(SeedExecutor& executor, std::initializer_list<int64_t> thread_counts) {
-  TunerOptions to_target;
+  TunerOptions to_target = until_known();  // the race's rounds run until the seeds decide
   to_target.objective = "time-to-target";
   auto tuner = std::make_unique<Tuner>(testing::synthetic_space(), start(), executor, to_target);
   for (int64_t threads : thread_counts) {
@@ -435,8 +461,9 @@ TEST(Tuner, APointThatMissedASeedNeverWins) {
   EXPECT_EQ(two->best(), nullptr);
 }
 
-// Staged races every candidate against its best so far: on the synthetic objective the losers
-// stop early (the synthetic executor charges a fifth of a trial), and the optimum is still found.
+// Staged races every candidate against its best so far (each trial request carries the bar it
+// stops under, specified by ARaceStopsBelowABarThatAllowsForASlowProcessForThroughputOnly),
+// and the optimum is still found.
 TEST(Tuner, StagedRacesItsCandidatesAndStillFindsTheOptimum) {
   RequestRecorder executor;
   TunerOptions options;
@@ -444,11 +471,9 @@ TEST(Tuner, StagedRacesItsCandidatesAndStillFindsTheOptimum) {
   Tuner tuner(testing::synthetic_space(), start(), executor, options);
   tuner.run();
   EXPECT_EQ(tuner.best()->point, testing::synthetic_optimum());
-  int64_t raced = 0, stopped = 0;
+  int64_t raced = 0;
   for (const auto& r : executor.requests) raced += r.stop_below > 0;
-  for (const auto& t : tuner.trials()) stopped += t.reason == "stopped early";
   EXPECT_GT(raced, 10);
-  EXPECT_GT(stopped, 3);
 }
 
 }  // namespace
