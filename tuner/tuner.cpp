@@ -318,7 +318,9 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
   for (const auto& p : points)
     if (evidence(p).figures.empty()) measure(p, "race");
   drop([&](const nlohmann::json& p) { return evidence(p).failed; });
-  for (int64_t round = 0; round < max_rounds && points.size() > 1 && !decided(); ++round) {
+  // At least one round: the leading estimates are the highest of many, biased upward (the winner's
+  // curse), which only new processes correct.
+  for (int64_t round = 0; round < max_rounds && points.size() > 1 && (round == 0 || !decided()); ++round) {
     // Interleaved: each round starts one point further along, so no point always runs first.
     std::rotate(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(round) % points.size()), points.end());
     for (const auto& p : points) measure_again(p, "race");

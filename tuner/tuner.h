@@ -90,7 +90,7 @@ class Tuner {
   // Whether `a` is preferred to `b` given their verdict: the better one, and for equivalent points
   // the tie-breaks (see the header comment).
   bool preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const;
-  // The final race: interleaved rounds in which every remaining point is measured once more, each
+  // The final race: interleaved rounds (at least one) in which every remaining point is measured once more, each
   // dropping any point the leader (the highest estimate) is better than, until one remains, the
   // rest are decided against the leader (a verdict, or an expected loss below the indifference), or
   // `max_rounds` have run. The winner, the preferred of those left, is best() from then on.
