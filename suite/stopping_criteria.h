@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "reports/statistics.h"
+
 namespace dyno {
 
 class StoppingCriteria {
@@ -23,7 +25,7 @@ class StoppingCriteria {
     double max_relative_ci = 0;  // stable: 0 = off
     double stop_below = 0;       // outpaced: 0 = off; the bar is for the whole job
     double ranks = 1;            // windows are per rank
-    size_t min_windows = 6;
+    size_t min_windows = kFewestWindowsFor95;
     double target = 0;
     bool higher_is_better = true;
     bool stop_at_target = false;

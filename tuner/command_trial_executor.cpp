@@ -17,9 +17,6 @@
 namespace dyno {
 namespace {
 
-// Below this many measured windows a median's 95% interval is [min, max]: no early decision.
-constexpr size_t kMinDecisionWindows = 8;
-
 double wall_clock_s() {
   timeval now{};
   ::gettimeofday(&now, nullptr);
@@ -122,7 +119,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     if (request.loss_windows > 0 && static_cast<int64_t>(seen.windows.size()) >= request.loss_windows) return stop_reason = "loss windows", true;
     if (static_cast<double>(measured.size()) >= static_cast<double>(options_.windows_per_unit) * units) return stop_reason = "windows", true;
     if (!measured.empty() && elapsed > time_cap) return stop_reason = "time cap", true;
-    if (measured.size() >= kMinDecisionWindows) {
+    if (measured.size() >= kFewestWindowsFor95) {
       const Interval ci = median_confidence_interval(measured);
       if (request.stop_below > 0 && ci.high < request.stop_below) return stop_reason = "outpaced", true;
       if (relative_ci_half_width(measured) <= options_.measure_rel_ci) return stop_reason = "precise", true;
@@ -188,6 +185,12 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     }
   }
 
+  // Above --memory-limit is out of memory, whichever objective the trial measures.
+  if (options_.memory_limit_bytes > 0 && trial.peak_memory_bytes > options_.memory_limit_bytes) {
+    trial.outcome = Outcome::Oom;
+    trial.reason = "peak memory " + std::to_string(trial.peak_memory_bytes) + " B is above the limit " + std::to_string(options_.memory_limit_bytes) + " B";
+    return trial;
+  }
   if (report.empty()) {
     // Timed as a whole process: a run per wall second, or the run's wall time to the target.
     if (child.stopped) {
@@ -230,10 +233,6 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     trial.reason = "no measured window: it reported " + std::to_string(report.windows.size()) + " windows, and the first " +
                    std::to_string(options_.warmup_windows) + " are warm-up";
     return trial;
-  }
-  if (options_.memory_limit_bytes > 0 && trial.peak_memory_bytes > options_.memory_limit_bytes) {
-    trial.outcome = Outcome::Oom;
-    trial.reason = "peak memory " + std::to_string(trial.peak_memory_bytes) + " B is above the limit " + std::to_string(options_.memory_limit_bytes) + " B";
   }
   return trial;
 }

@@ -93,7 +93,7 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   if (code == kExitOutOfSpace) {
     std::string last = last_line_of(log_path);
     if (last.rfind("dyno: [file] ", 0) == 0) last = last.substr(13);
-    throw OutOfSpace("tune", "trial " + std::to_string(trial.id) + ": " + last);
+    throw OutOfSpace("tune", name + ": " + last);
   }
   if (code == 2) {
     trial.outcome = Outcome::InvalidConfig;

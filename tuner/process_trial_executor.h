@@ -2,7 +2,7 @@
 // its own child process (fork + execv of an argument vector, never a shell), in its own process
 // group, killed with the tuner (PR_SET_PDEATHSIG) and after `timeout_s`. The exit status, signal
 // or report becomes the Trial's outcome: ok, diverged, oom, crashed (SIGSEGV and other signals),
-// aborted (SIGABRT), timeout, invalid_config; a peak above memory_limit_bytes is "rejected".
+// aborted (SIGABRT), timeout, invalid_config; a peak above memory_limit_bytes is oom.
 #pragma once
 
 #include <cstdint>

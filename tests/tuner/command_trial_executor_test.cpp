@@ -171,6 +171,19 @@ TEST_F(CommandTrials, ATimeToTargetRunEndsAtTheFirstEvaluationThatMeetsTheTarget
   EXPECT_NE(missed.reason.find("did not reach the target accuracy>=0.9500: best accuracy 0.9000 in 3 evaluations"), std::string::npos) << missed.reason;
 }
 
+TEST_F(CommandTrials, APeakAboveTheMemoryLimitIsOutOfMemoryUnderEitherObjective) {
+  auto throughput = program(kWindows, {"64", "20"});
+  throughput.memory_limit_bytes = 1;  // any process's resident memory is above it
+  Trial t = run(throughput, {{"batch_size", 64}});
+  EXPECT_EQ(t.outcome, Outcome::Oom) << t.reason;
+  EXPECT_NE(t.reason.find("is above the limit 1 B"), std::string::npos) << t.reason;
+  auto to_target = program(kEvaluations);
+  to_target.target = TargetSpec::parse("accuracy>=0.8");
+  to_target.memory_limit_bytes = 1;
+  t = run(to_target, {});
+  EXPECT_EQ(t.outcome, Outcome::Oom) << t.reason;
+}
+
 TEST_F(CommandTrials, TheSeedOfBudgetLevelLIsTheLthAndTheEnvironmentCarriesThePoint) {
   auto options = program(R"(env | grep '^DYNO_' | sort > "$(dirname "$DYNO_REPORT")/env.txt"; cp "$DYNO_POINT" "$(dirname "$DYNO_REPORT")/point-copy.json")" "\n",
                          {"{amp}"});
