@@ -278,9 +278,9 @@ int run_check(const CheckArgs& a) {
   MetricVerdict row = evaluate();
   // The automatic re-run is sequential: while the verdict is INCONCLUSIVE, one more block at a
   // time, up to twice the first round's blocks and while the next block still fits in
-  // --max-seconds. More pairs narrow the interval; the verdict rules do not change, and a FAIL
-  // still needs the estimate itself at or above the threshold, so looking again does not turn
-  // noise into alarms (scripts/validate-detector measures that rate).
+  // --max-seconds. More pairs narrow the interval and a FAIL still needs the estimate itself at
+  // or above the threshold, but every look tests at the full alpha, so the chance of a false
+  // alarm over all looks is above alpha (scripts/validate-gate measures the rate).
   int extra_blocks = 0;
   while (row.verdict == "INCONCLUSIVE" && !a.no_rerun && extra_blocks < 2 * first_blocks) {
     const double per_block = elapsed() / static_cast<double>(first_blocks + extra_blocks);
