@@ -573,7 +573,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--budget", args->budget, "stop after this much trial time: 90s, 10m, 1h");
   cmd->add_option("--trials", args->trials, "stop after this many trials");
   cmd->add_option("--objective", args->objective, "throughput | time-to-target")->capture_default_str();
-  cmd->add_option("--memory-limit", args->memory_limit, "reject trials whose peak memory is above this (bytes, or 512M, 2G)");
+  cmd->add_option("--memory-limit", args->memory_limit, "a trial whose peak memory is above this is oom (bytes, or 512M, 2G)");
   cmd->add_flag("--resume", args->resume, "continue the journal in --out (after an interruption or kill)");
   cmd->add_option("--out,-o", args->out, "output folder (journal, trials, report.json, best-config.json/.py)")->required();
   cmd->add_option("--seed", args->seed, "seed for the random and halving strategies")->capture_default_str();

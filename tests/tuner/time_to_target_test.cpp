@@ -54,11 +54,11 @@ TEST(TimeToTarget, TheSearchCapFollowsTheBestSoFarWithAMargin) {
   EXPECT_EQ(search_time_cap(tuner, 20), 20);  // never above --verify-cap
 }
 
-// Session 9: the best point's second seed reached the target in 25 s, and the search cap that
-// followed it (38 s) cut the third seed of another finalist, which needed one more epoch (39 s);
-// the finalists raced after it ran under looser caps. The race's cap comes from the
-// first seeds only, so it is the same for every finalist, and it lets through a seed that needs
-// half as long again as the best first seed.
+// A cap that followed the best time so far would tighten as the race goes (the best's second seed
+// reaching the target in 25 s gives 38 s) and cut a finalist's seed that needs one more epoch
+// (39 s), disqualifying it, while finalists raced earlier ran under looser caps. The race's cap
+// comes from the first seeds only, so it is the same for every finalist, and it lets through a
+// seed that needs half as long again as the best first seed.
 TEST(TimeToTarget, EveryFinalistsSeedsRunUnderOneCapThatLetsASlowerSeedThrough) {
   TimesExecutor executor({{{1, 1}, 30.0}, {{2, 1}, 26.0}, {{4, 1}, 27.0},  //
                           {{2, 2}, 25.0}, {{2, 3}, 39.0}, {{4, 2}, 39.0}, {{4, 3}, 26.0}});
