@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 
 #include "reports/user_error.h"
@@ -118,6 +119,36 @@ std::string verdict(const ShiftEstimate& s, const CompareOptions& o) {
   if (s.p_value < o.alpha && s.regression >= o.threshold) return "FAIL";
   if (s.regression_high < o.threshold) return "PASS";
   return "INCONCLUSIVE";
+}
+
+double sequential_look_alpha(double alpha, const std::vector<int>& looks) {
+  if (!(alpha > 0 && alpha < 1)) throw std::invalid_argument("sequential_look_alpha: alpha outside (0, 1)");
+  if (looks.empty() || looks.front() < 1 || !std::is_sorted(looks.begin(), looks.end()) ||
+      std::adjacent_find(looks.begin(), looks.end()) != looks.end())
+    throw std::invalid_argument("sequential_look_alpha: looks must be increasing positive sample sizes");
+  if (looks.size() == 1) return alpha;
+  // Under no change the statistic at each look is a standardised sum of independent increments:
+  // the constant boundary is the (1 - alpha) quantile of the largest of them over the looks.
+  constexpr int kPaths = 200000;
+  std::mt19937_64 random(20260324);
+  auto standard_normal = [&] {  // Box-Muller on the engine's own (standardised) output
+    const double u1 = (static_cast<double>(random() >> 11) + 0.5) * 0x1.0p-53, u2 = static_cast<double>(random() >> 11) * 0x1.0p-53;
+    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+  };
+  std::vector<double> largest(kPaths);
+  for (double& m : largest) {
+    double sum = 0;
+    int count = 0;
+    m = -HUGE_VAL;
+    for (int n : looks) {
+      sum += standard_normal() * std::sqrt(static_cast<double>(n - count));
+      count = n;
+      m = std::max(m, sum / std::sqrt(static_cast<double>(n)));
+    }
+  }
+  const auto at = largest.begin() + static_cast<long>((1 - alpha) * kPaths);
+  std::nth_element(largest.begin(), at, largest.end());
+  return 1 - normal_cdf(*at);
 }
 
 }  // namespace dyno

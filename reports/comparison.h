@@ -39,6 +39,14 @@ ShiftEstimate estimate_paired_shift(const std::vector<double>& baseline, const s
 
 std::string verdict(const ShiftEstimate& shift, const CompareOptions& options);  // PASS | FAIL | INCONCLUSIVE
 
+// The significance level each look of a sequential test uses so that, with no change, the chance
+// of a rejection at any of the looks is `alpha` (Pocock's constant boundary): a re-run that tests
+// again after every block would otherwise reject more often than alpha over all its looks.
+// `looks` are the cumulative sample sizes at which the test may be made, increasing; one look
+// gives alpha itself. The boundary is found by simulating the looks' standardised sums with a
+// fixed seed, so the same looks give the same level on every run.
+double sequential_look_alpha(double alpha, const std::vector<int>& looks);
+
 // Standard normal helpers (exposed for tests).
 double normal_cdf(double z);
 double normal_quantile(double p);

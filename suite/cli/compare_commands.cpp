@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -261,28 +262,32 @@ int run_check(const CheckArgs& a) {
   // One block of the re-run: an ABBA quadruple against another build, or two candidate runs
   // against the stored baseline.
   auto measure_block = [&] { a.against.empty() ? measure_candidates(2) : measure_abba(); };
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  const int first_blocks = (a.runs + 1) / 2;
+  // The automatic re-run is sequential: while the verdict is INCONCLUSIVE, one more block at a
+  // time, up to twice the first round's blocks and while the next block still fits in
+  // --max-seconds. Every look's FAIL needs p below the level that keeps the false-alarm chance
+  // over all the looks the re-run may take at --alpha (a re-run that stops sooner only lowers it).
+  const int max_extra_blocks = a.no_rerun ? 0 : 2 * first_blocks;
+  std::vector<int> looks;  // candidate runs at each look
+  for (int k = 0; k <= max_extra_blocks; ++k) looks.push_back((a.against.empty() ? a.runs : 2 * first_blocks) + 2 * k);
+  CompareOptions each_look = o;
+  each_look.alpha = sequential_look_alpha(o.alpha, looks);
   auto evaluate = [&] {
     MetricVerdict row{"samples_per_second",
                       a.against.empty() ? estimate_shift(base_runs, cand_runs, true, o.confidence)
                                         : estimate_paired_shift(base_runs, cand_runs, true, o.confidence),
                       ""};
-    row.verdict = verdict(row.shift, o);
+    row.verdict = verdict(row.shift, each_look);
     return row;
   };
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
-  const int first_blocks = (a.runs + 1) / 2;
   if (a.against.empty())
     measure_candidates(a.runs);
   else
     for (int block = 0; block < first_blocks; ++block) measure_abba();
   MetricVerdict row = evaluate();
-  // The automatic re-run is sequential: while the verdict is INCONCLUSIVE, one more block at a
-  // time, up to twice the first round's blocks and while the next block still fits in
-  // --max-seconds. More pairs narrow the interval and a FAIL still needs the estimate itself at
-  // or above the threshold, but every look tests at the full alpha, so the chance of a false
-  // alarm over all looks is above alpha (scripts/validate-gate measures the rate).
   int extra_blocks = 0;
-  while (row.verdict == "INCONCLUSIVE" && !a.no_rerun && extra_blocks < 2 * first_blocks) {
+  while (row.verdict == "INCONCLUSIVE" && extra_blocks < max_extra_blocks) {
     const double per_block = elapsed() / static_cast<double>(first_blocks + extra_blocks);
     if (elapsed() + per_block > a.max_seconds) break;
     measure_block();
@@ -291,12 +296,17 @@ int run_check(const CheckArgs& a) {
   }
   const bool reran = extra_blocks > 0;
   const double seconds = elapsed();
+  std::ostringstream looks_note;
+  if (looks.size() > 1)
+    looks_note << std::setprecision(2) << "; up to " << looks.size() << " looks, so a FAIL needs p < " << each_look.alpha << " at each (alpha "
+               << o.alpha << " over all of them)";
   // No environment warnings: a stored baseline got here only under this machine's fingerprint,
   // and --against runs both sides here.
   const std::string md = markdown({row}, o, {},
                                   std::string("dyno check") + (a.against.empty() ? " against baseline " + baseline_path : " (ABBA) against " + a.against)) +
                          "\n" + std::to_string(static_cast<int>(base_runs.size())) + " baseline and " + std::to_string(static_cast<int>(cand_runs.size())) +
-                         " candidate runs" + (reran ? " (after an automatic re-run of " + std::to_string(extra_blocks) + (extra_blocks == 1 ? " block)" : " blocks)") : "") + ", " + std::to_string(static_cast<int>(seconds)) + " s\n";
+                         " candidate runs" + (reran ? " (after an automatic re-run of " + std::to_string(extra_blocks) + (extra_blocks == 1 ? " block)" : " blocks)") : "") + ", " + std::to_string(static_cast<int>(seconds)) + " s" +
+                         looks_note.str() + "\n";
   std::cout << md;
   if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md);
   if (!a.out.empty())
@@ -305,7 +315,7 @@ int run_check(const CheckArgs& a) {
                                                 {"runs", cand_runs}, {"baseline_runs", base_runs}, {"verdict", row.verdict},
                                                 {"regression", row.shift.regression}, {"regression_low", row.shift.regression_low},
                                                 {"regression_high", row.shift.regression_high}, {"p_value", row.shift.p_value},
-                                                {"threshold", o.threshold}, {"alpha", o.alpha}, {"seconds", seconds}, {"reran", reran}, {"extra_blocks", extra_blocks}}
+                                                {"threshold", o.threshold}, {"alpha", o.alpha}, {"alpha_per_look", each_look.alpha}, {"looks", looks.size()}, {"seconds", seconds}, {"reran", reran}, {"extra_blocks", extra_blocks}}
                                          .dump(2) + "\n");
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(work, ec)) ::unlink(entry.path().c_str());
@@ -337,7 +347,7 @@ void add_compare_commands(CLI::App& app) {
   check->add_option("--against", k->against, "another dyno binary: run both interleaved (ABBA) and compare pairs");
   check->add_option("--runs", k->runs, "repetitions per side")->capture_default_str();
   check->add_option("--threshold", k->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str();
-  check->add_option("--alpha", k->alpha, "significance level of the one-sided test")->capture_default_str();
+  check->add_option("--alpha", k->alpha, "significance level of the one-sided test, over all the looks of the automatic re-run")->capture_default_str();
   check->add_flag("--strict", k->strict, "treat INCONCLUSIVE (after the re-run) as a failure");
   check->add_flag("--no-rerun", k->no_rerun, "do not re-run automatically when inconclusive");
   check->add_option("--max-seconds", k->max_seconds,

@@ -1,6 +1,9 @@
 #include "reports/comparison.h"
 
 #include <cmath>
+#include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -78,6 +81,37 @@ TEST(Comparison, RejectsTooFewOrInvalidFigures) {
   EXPECT_THROW(estimate_shift({1}, {1, 2}, true, 0.99), UserError);
   EXPECT_THROW(estimate_shift({1, 2}, {1, -2}, true, 0.99), UserError);
   EXPECT_THROW(estimate_paired_shift({1, 2, 3}, {1, 2}, true, 0.99), UserError);
+}
+
+TEST(Comparison, OneLookTestsAtAlphaItself) { EXPECT_DOUBLE_EQ(sequential_look_alpha(0.01, {12}), 0.01); }
+
+TEST(Comparison, EquallySpacedLooksGetPococksConstantBoundary) {
+  // Pocock's constants for K equally spaced looks at an overall 2.5% one-sided (5% two-sided)
+  // level (Jennison & Turnbull, Group Sequential Methods, Table 2.1).
+  const std::vector<std::pair<int, double>> pocock = {{2, 2.178}, {5, 2.413}, {10, 2.555}};
+  for (const auto& [k, boundary] : pocock) {
+    std::vector<int> looks;
+    for (int i = 1; i <= k; ++i) looks.push_back(10 * i);
+    EXPECT_NEAR(normal_quantile(1 - sequential_look_alpha(0.025, looks)), boundary, 0.01) << k << " looks";
+  }
+}
+
+TEST(Comparison, MoreLooksTestEachAtALowerLevelButAboveBonferroni) {
+  // A check's re-run: a first look at 12 pairs, then one after every block of 2 more, up to 36.
+  std::vector<int> re_run;
+  for (int n = 12; n <= 36; n += 2) re_run.push_back(n);
+  const double two_looks = sequential_look_alpha(0.01, {12, 14}), thirteen_looks = sequential_look_alpha(0.01, re_run);
+  EXPECT_LT(two_looks, 0.01);
+  EXPECT_GT(two_looks, 0.01 / 2);
+  EXPECT_LT(thirteen_looks, two_looks);
+  EXPECT_GT(thirteen_looks, 0.01 / 13);
+}
+
+TEST(Comparison, SequentialLevelRejectsLooksThatAreNotIncreasing) {
+  EXPECT_THROW(sequential_look_alpha(0.01, {}), std::invalid_argument);
+  EXPECT_THROW(sequential_look_alpha(0.01, {12, 12}), std::invalid_argument);
+  EXPECT_THROW(sequential_look_alpha(0.01, {14, 12}), std::invalid_argument);
+  EXPECT_THROW(sequential_look_alpha(1.5, {12, 14}), std::invalid_argument);
 }
 
 }  // namespace

@@ -83,7 +83,15 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
   auto r = testing::run_dyno("check --baseline " + unreachable + " --runs 3 --out " + (dir / "result.json").string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("**FAIL**"), std::string::npos) << r.output;
-  EXPECT_EQ(nlohmann::json::parse(read_file((dir / "result.json").string()))["verdict"], "FAIL");
+  const auto result = nlohmann::json::parse(read_file((dir / "result.json").string()));
+  EXPECT_EQ(result["verdict"], "FAIL");
+  // The re-run may look up to 5 times (3 runs, then 2 more at a time up to 11): each look's FAIL
+  // needs a p below --alpha's share, so that alpha bounds the false alarms over all of them.
+  EXPECT_EQ(result["looks"], 5);
+  EXPECT_LT(result["alpha_per_look"].get<double>(), result["alpha"].get<double>());
+  EXPECT_GT(result["alpha_per_look"].get<double>(), result["alpha"].get<double>() / 5);
+  EXPECT_LT(result["p_value"].get<double>(), result["alpha_per_look"].get<double>());
+  EXPECT_NE(r.output.find("up to 5 looks, so a FAIL needs p < "), std::string::npos) << r.output;
   // A baseline every machine beats: pass.
   auto trivial = baseline_file(dir, "trivial.json", {1, 1.01, 0.99, 1, 1});
   r = testing::run_dyno("check --baseline " + trivial + " --runs 3");
