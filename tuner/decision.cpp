@@ -46,14 +46,4 @@ Verdict settle(const Comparison& comparison, const DecisionRule& rule) {
   return comparison.difference > 0 ? Verdict::FirstBetter : Verdict::SecondBetter;
 }
 
-const char* to_string(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::FirstBetter: return "better";
-    case Verdict::SecondBetter: return "worse";
-    case Verdict::Equivalent: return "equivalent";
-    case Verdict::Unknown: return "not known";
-  }
-  return "?";
-}
-
 }  // namespace dyno

@@ -56,6 +56,4 @@ bool answered(const Comparison& comparison, const DecisionRule& rule);
 // estimate is better. Other verdicts are returned as they are.
 Verdict settle(const Comparison& comparison, const DecisionRule& rule);
 
-const char* to_string(Verdict verdict);
-
 }  // namespace dyno

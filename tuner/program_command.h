@@ -24,7 +24,6 @@ class ProgramCommand {
 
   bool empty() const { return command_.empty(); }
   const std::vector<std::string>& command() const { return command_; }
-  const std::vector<std::string>& launcher() const { return launcher_; }
   // Placeholder names in the command (not the launcher): knobs the program is given on its command
   // line, and so applies without having to say so in its report.
   std::set<std::string> command_placeholders() const;

@@ -8,11 +8,6 @@
 
 namespace dyno {
 
-const std::vector<std::string>& strategy_names() {
-  static const std::vector<std::string> names = {"grid", "random", "staged", "halving"};
-  return names;
-}
-
 std::unique_ptr<Strategy> make_strategy(const std::string& name) {
   if (name == "grid") return std::make_unique<GridSearch>();
   if (name == "random") return std::make_unique<RandomSearch>();

@@ -27,6 +27,5 @@ inline int64_t within_trial_limit(int64_t planned, int64_t max_trials) { return 
 
 // grid | random | staged | halving; throws UserError naming the valid ones.
 std::unique_ptr<Strategy> make_strategy(const std::string& name);
-const std::vector<std::string>& strategy_names();
 
 }  // namespace dyno
