@@ -103,6 +103,11 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
   EXPECT_NE(r.output.find("after an automatic re-run of 4 blocks"), std::string::npos) << r.output;  // capped at twice the first round
   r = testing::run_dyno("check --strict --no-rerun --baseline " + spread + " --runs 3");
   EXPECT_EQ(r.exit_code, 1) << r.output;
+  // A significance level outside (0, 0.5] is bad input, named with what is valid.
+  r = testing::run_dyno("check --baseline " + trivial + " --runs 3 --alpha 1.5");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--alpha"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
   // Not a baseline.
   auto wrong = baseline_file(dir, "wrong.json", {1, 2}, "check");
   r = testing::run_dyno("check --baseline " + wrong);
