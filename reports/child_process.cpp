@@ -1,6 +1,7 @@
 #include "reports/child_process.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -44,6 +45,15 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
     for (const auto& entry : options.environment) {
       const auto eq = entry.find('=');
       ::setenv(entry.substr(0, eq).c_str(), eq == std::string::npos ? "" : entry.c_str() + eq + 1, 1);
+    }
+    if (!options.cpus.empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int cpu : options.cpus) CPU_SET(cpu, &set);
+      if (::sched_setaffinity(0, sizeof set, &set) != 0) {
+        std::fprintf(stderr, "cannot run on the CPUs asked for: %s\n", std::strerror(errno));
+        ::_exit(127);
+      }
     }
     ::execv(argv[0], argv.data());
     std::fprintf(stderr, "cannot execute %s: %s\n", argv[0], std::strerror(errno));

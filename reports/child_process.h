@@ -28,6 +28,8 @@ struct ChildOptions {
   // Asked about every 50 ms while the child runs, with its seconds since start: true kills it
   // (its process group) and sets ChildResult::stopped; for a caller that has seen what it needs.
   std::function<bool(double)> should_stop;
+  // The CPUs the child (and what it starts) may run on, set before it executes; empty: any.
+  std::vector<int> cpus;
 };
 
 ChildResult run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,

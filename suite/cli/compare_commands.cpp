@@ -1,5 +1,6 @@
 #include "suite/cli/compare_commands.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -104,6 +106,7 @@ int run_compare(const CompareArgs& a) {
 struct CheckArgs {
   std::string baseline, against, threshold = "5%", markdown_path, out, record;
   std::string workload;
+  std::string pairing = "auto";
   std::vector<std::string> settings, candidate_settings;
   double alpha = 0.01;
   int runs = 10;
@@ -118,11 +121,15 @@ struct CheckArgs {
 // frequency dip) only ever slows a window down, so the fast end of a run is its undisturbed speed
 // and moves far less from run to run than the median (measured here: 1.4% against 2.2% run-to-run
 // variation on fashion-mlp; see README). A slowdown in dyno's own code slows every window alike.
-double measure_once(const std::string& dyno, const nlohmann::json& config, const std::string& dir, int index) {
+// `cpus`: the CPUs the run may use (empty: any).
+double measure_once(const std::string& dyno, const nlohmann::json& config, const std::string& dir, int index,
+                    const std::vector<int>& cpus = {}) {
   const std::string cfg = dir + "/run-" + std::to_string(index) + ".config.json", out = dir + "/run-" + std::to_string(index) + ".json",
                     log = dir + "/run-" + std::to_string(index) + ".log";
   write_file_atomically(cfg, config.dump(2));
-  ChildResult r = run_child({dyno, "train", "--config", cfg, "--out", out, "--no-progress"}, log, 300);
+  ChildOptions options;
+  options.cpus = cpus;
+  ChildResult r = run_child({dyno, "train", "--config", cfg, "--out", out, "--no-progress"}, log, 300, nullptr, options);
   if (r.signaled || r.timed_out || r.exit_code != 0)
     throw UserError("check", "measurement run " + std::to_string(index) + " of " + dyno + " failed: " +
                                  (r.timed_out ? std::string("timed out") : r.signaled ? "signal " + std::to_string(r.signal) : last_line_of(log)));
@@ -193,6 +200,51 @@ nlohmann::json with_settings(nlohmann::json config, const std::vector<std::strin
   return config;
 }
 
+// How --against pairs the two builds' runs. ABBA: one run at a time, base, candidate, candidate,
+// base. Duet: base and candidate at once, each on its own CPUs (the config's `threads` apiece),
+// the sides swapping CPUs every pair: interference in time (another tenant, a frequency dip) then
+// hits both runs of a pair alike and cancels in their ratio, and each pair costs one run's time
+// (Bulej et al., "Duet Benchmarking", 2020). Auto: duet when this process may use twice the
+// config's threads, else ABBA.
+struct Pairing {
+  bool duet = false;
+  std::vector<int> first, second;  // duet: the CPUs of the two sides of a pair
+  std::string describe() const {
+    if (!duet) return "ABBA, one run at a time";
+    auto list = [](const std::vector<int>& cpus) {
+      std::string text;
+      for (int c : cpus) text += (text.empty() ? "" : ",") + std::to_string(c);
+      return text;
+    };
+    return "duet: base and candidate at once on CPUs " + list(first) + " and " + list(second) + ", swapped every pair";
+  }
+};
+
+Pairing choose_pairing(const std::string& pairing, const nlohmann::json& config) {
+  if (pairing != "auto" && pairing != "duet" && pairing != "abba")
+    throw UserError("check", "--pairing: '" + pairing + "' is not one of auto, duet, abba");
+  Pairing p;
+  if (pairing == "abba") return p;
+  cpu_set_t mine;
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof mine, &mine) == 0)
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &mine)) cpus.push_back(cpu);
+  const int threads = config_from_json(config).threads;
+  const bool fits = threads > 0 && 2 * static_cast<size_t>(threads) <= cpus.size();
+  if (!fits) {
+    if (pairing == "duet")
+      throw UserError("check", "--pairing duet: each side needs its own " + (threads > 0 ? std::to_string(threads) : std::string("(all, threads=0)")) +
+                                   " CPUs and this process may use " + std::to_string(cpus.size()) + "; set threads to at most " +
+                                   std::to_string(cpus.size() / 2) + " with --set, or use --pairing abba");
+    return p;
+  }
+  p.duet = true;
+  p.first.assign(cpus.begin(), cpus.begin() + threads);
+  p.second.assign(cpus.begin() + threads, cpus.begin() + 2 * threads);
+  return p;
+}
+
 int run_check(const CheckArgs& a) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   const std::string work = std::filesystem::temp_directory_path().string() + "/dyno-check-" + std::to_string(::getpid());
@@ -232,6 +284,9 @@ int run_check(const CheckArgs& a) {
   o.threshold = parse_fraction(a.threshold, "check", "--threshold");
   o.alpha = a.alpha;
   if (a.runs < 3) throw UserError("check", "--runs: " + std::to_string(a.runs) + " is too few; use 3 or more");
+  if (a.against.empty() && a.pairing != "auto")
+    throw UserError("check", "--pairing " + a.pairing + ": pairs are runs of two builds; it needs --against BASE_DYNO");
+  const Pairing pairing = a.against.empty() ? Pairing{} : choose_pairing(a.pairing, base_config);
   if (a.against.empty()) {
     // A stored figure is comparable only on the machine and stack that recorded it.
     const MachineFingerprint here = this_machine(base_config);
@@ -259,9 +314,27 @@ int run_check(const CheckArgs& a) {
     base_runs.insert(base_runs.end(), {b1, b2});
     cand_runs.insert(cand_runs.end(), {c1, c2});
   };
-  // One block of the re-run: an ABBA quadruple against another build, or two candidate runs
-  // against the stored baseline.
-  auto measure_block = [&] { a.against.empty() ? measure_candidates(2) : measure_abba(); };
+  int duets = 0;
+  auto measure_duet = [&] {
+    const bool swap = duets++ % 2 == 1;
+    const int base_index = index++, cand_index = index++;
+    auto base = std::async(std::launch::async,
+                           [&] { return measure_once(a.against, base_config, work, base_index, swap ? pairing.second : pairing.first); });
+    const double c = measure_once(self, cand_config, work, cand_index, swap ? pairing.first : pairing.second);
+    base_runs.push_back(base.get());
+    cand_runs.push_back(c);
+  };
+  // One block: two pairs against another build (an ABBA quadruple, or two duets), or two
+  // candidate runs against the stored baseline.
+  auto measure_block = [&] {
+    if (a.against.empty())
+      measure_candidates(2);
+    else if (pairing.duet) {
+      measure_duet();
+      measure_duet();
+    } else
+      measure_abba();
+  };
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   const int first_blocks = (a.runs + 1) / 2;
   // The automatic re-run is sequential: while the verdict is INCONCLUSIVE, one more block at a
@@ -284,7 +357,7 @@ int run_check(const CheckArgs& a) {
   if (a.against.empty())
     measure_candidates(a.runs);
   else
-    for (int block = 0; block < first_blocks; ++block) measure_abba();
+    for (int block = 0; block < first_blocks; ++block) measure_block();
   MetricVerdict row = evaluate();
   int extra_blocks = 0;
   while (row.verdict == "INCONCLUSIVE" && extra_blocks < max_extra_blocks) {
@@ -303,7 +376,7 @@ int run_check(const CheckArgs& a) {
   // No environment warnings: a stored baseline got here only under this machine's fingerprint,
   // and --against runs both sides here.
   const std::string md = markdown({row}, o, {},
-                                  std::string("dyno check") + (a.against.empty() ? " against baseline " + baseline_path : " (ABBA) against " + a.against)) +
+                                  std::string("dyno check") + (a.against.empty() ? " against baseline " + baseline_path : " (" + pairing.describe() + ") against " + a.against)) +
                          "\n" + std::to_string(static_cast<int>(base_runs.size())) + " baseline and " + std::to_string(static_cast<int>(cand_runs.size())) +
                          " candidate runs" + (reran ? " (after an automatic re-run of " + std::to_string(extra_blocks) + (extra_blocks == 1 ? " block)" : " blocks)") : "") + ", " + std::to_string(static_cast<int>(seconds)) + " s" +
                          looks_note.str() + "\n";
@@ -315,7 +388,7 @@ int run_check(const CheckArgs& a) {
                                                 {"runs", cand_runs}, {"baseline_runs", base_runs}, {"verdict", row.verdict},
                                                 {"regression", row.shift.regression}, {"regression_low", row.shift.regression_low},
                                                 {"regression_high", row.shift.regression_high}, {"p_value", row.shift.p_value},
-                                                {"threshold", o.threshold}, {"alpha", o.alpha}, {"alpha_per_look", each_look.alpha}, {"looks", looks.size()}, {"seconds", seconds}, {"reran", reran}, {"extra_blocks", extra_blocks}}
+                                                {"threshold", o.threshold}, {"alpha", o.alpha}, {"pairing", a.against.empty() ? "baseline" : pairing.duet ? "duet" : "abba"}, {"alpha_per_look", each_look.alpha}, {"looks", looks.size()}, {"seconds", seconds}, {"reran", reran}, {"extra_blocks", extra_blocks}}
                                          .dump(2) + "\n");
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(work, ec)) ::unlink(entry.path().c_str());
@@ -344,7 +417,11 @@ void add_compare_commands(CLI::App& app) {
   check->add_option("--workload,-w", k->workload, "with --record: the workload");
   check->add_option("--set,-s", k->settings, "knob=value applied to both sides (with --record: the config)")->take_all();
   check->add_option("--candidate-set", k->candidate_settings, "knob=value for the candidate only (e.g. slowdown_percent=5 to validate)")->take_all();
-  check->add_option("--against", k->against, "another dyno binary: run both interleaved (ABBA) and compare pairs");
+  check->add_option("--against", k->against, "another dyno binary: measure both builds in pairs (see --pairing) and compare the pairs");
+  check->add_option("--pairing", k->pairing,
+                    "with --against: duet (both builds at once, each on its own CPUs, swapped every pair), abba (one run at a time: "
+                    "base, candidate, candidate, base), or auto (duet when there are CPUs for two runs of the config's threads)")
+      ->capture_default_str();
   check->add_option("--runs", k->runs, "repetitions per side")->capture_default_str();
   check->add_option("--threshold", k->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str();
   check->add_option("--alpha", k->alpha, "significance level of the one-sided test, over all the looks of the automatic re-run")->check(CLI::Range(1e-9, 0.5))->capture_default_str();

@@ -1,4 +1,8 @@
 // `dyno compare` and `dyno check` verdicts and exit codes on fixed inputs, through the real CLI.
+#include <sched.h>
+
+#include <sstream>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -137,6 +141,49 @@ TEST(CheckCommand, ABaseRevisionIsGivenOnlyTheKnobsTheBaselineAndTheSettingsName
   EXPECT_TRUE(result["verdict"] == "PASS" || result["verdict"] == "FAIL" || result["verdict"] == "INCONCLUSIVE") << result.dump();
   EXPECT_EQ(result["config"]["batch_size"], 32);
   EXPECT_FALSE(result["config"].contains("data_delay_ms"));
+  testing::remove_tree(dir);
+}
+
+// Against another build, a pair is by default a duet: both builds at once, each on its own CPUs,
+// the sides swapping CPUs every pair; ABBA (one run at a time) on request or when the machine has
+// too few CPUs for two runs of the config's threads.
+TEST(CheckCommand, SameMachinePairsAreDuetsOnTheirOwnCpusSwappedEveryPair) {
+  cpu_set_t mine;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
+  if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "a duet needs two CPUs";
+  auto dir = testing::fresh_dir("check_duet");
+  const auto baseline = baseline_file(dir, "baseline.json", {1, 1.01, 0.99});  // threads 1
+  const auto cpus_log = (dir / "base-cpus.txt").string(), base = (dir / "base-dyno").string();
+  write_file_atomically(base, "#!/bin/sh\ngrep Cpus_allowed_list /proc/self/status >> " + cpus_log + "\nexec " + DYNO_BINARY + " \"$@\"\n");
+  std::filesystem::permissions(base, std::filesystem::perms::owner_all);
+  const auto out = (dir / "result.json").string();
+  auto r = testing::run_dyno("check --baseline " + baseline + " --against " + base + " --runs 3 --no-rerun --out " + out);
+  auto result = nlohmann::json::parse(read_file(out));
+  EXPECT_EQ(result["pairing"], "duet") << r.output;
+  EXPECT_NE(r.output.find("(duet: base and candidate at once on CPUs "), std::string::npos) << r.output;
+  EXPECT_EQ(result["baseline_runs"].size(), 4u);  // two blocks of two pairs
+  std::istringstream lines(read_file(cpus_log));
+  std::vector<std::string> cpus;
+  for (std::string line; std::getline(lines, line);) cpus.push_back(line);
+  ASSERT_EQ(cpus.size(), 4u) << read_file(cpus_log);
+  EXPECT_NE(cpus[0], cpus[1]);
+  EXPECT_EQ(cpus[0], cpus[2]);
+  EXPECT_EQ(cpus[1], cpus[3]);
+
+  r = testing::run_dyno("check --baseline " + baseline + " --against " + DYNO_BINARY + " --pairing abba --runs 3 --no-rerun --out " + out);
+  result = nlohmann::json::parse(read_file(out));
+  EXPECT_EQ(result["pairing"], "abba") << r.output;
+  EXPECT_NE(r.output.find("(ABBA, one run at a time)"), std::string::npos) << r.output;
+
+  r = testing::run_dyno("check --baseline " + baseline + " --against " + DYNO_BINARY + " --pairing duet --set threads=0 --runs 3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--pairing duet: each side needs its own"), std::string::npos) << r.output;
+  r = testing::run_dyno("check --baseline " + baseline + " --against " + DYNO_BINARY + " --pairing sideways --runs 3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--pairing: 'sideways' is not one of auto, duet, abba"), std::string::npos) << r.output;
+  r = testing::run_dyno("check --baseline " + baseline + " --pairing duet --runs 3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("it needs --against"), std::string::npos) << r.output;
   testing::remove_tree(dir);
 }
 
