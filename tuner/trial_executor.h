@@ -1,5 +1,5 @@
 // TrialExecutor: measures one point of the search space at a budget level and returns the Trial.
-// The tuner's real executor runs `dyno train` in a child process (ProcessTrialExecutor); tests
+// The real executors (trials/) run `dyno train` or a user's program in a child process; tests
 // give a synthetic one with a known optimum. Executors never throw for a failed trial: the
 // failure is the Trial's outcome.
 #pragma once

@@ -1,15 +1,12 @@
 // The tuner's outputs: DIR/report.json (every trial with outcome, metrics and intervals; the best;
 // the throughput/memory Pareto front; the cost; the verification; the bottleneck verdicts), DIR/best-config.json (loadable
-// by `dyno train --config`; for a program: its command line and environment), DIR/best-config.py
-// (the same settings as PyTorch Python; for a program: best-config.sh), and the console table of
-// trials.
+// by `dyno train --config`; for a program: its command line and environment), and the console
+// table of trials. best-config.py is reports/python_settings.h's.
 #pragma once
 
 #include <string>
 
 #include <nlohmann/json.hpp>
-
-#include "reports/run_config.h"
 
 namespace dyno {
 
@@ -29,8 +26,6 @@ struct TuneSummary {
 };
 
 nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary);
-// `config` resolved (resolve_config) names the optimizer and the learning rate it trains with.
-std::string best_config_python(const RunConfig& config);
 std::string trials_table(const Tuner& tuner);
 // "knob=value knob=value" for the knobs a point changes from the tuner's start point.
 std::string describe_changes(const Tuner& tuner, const nlohmann::json& point);

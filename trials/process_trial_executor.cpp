@@ -1,4 +1,4 @@
-#include "tuner/process_trial_executor.h"
+#include "trials/process_trial_executor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "reports/quantity.h"
 #include "reports/run_report.h"
 #include "reports/user_error.h"
-#include "tuner/program_command.h"
+#include "trials/program_command.h"
 
 namespace dyno {
 

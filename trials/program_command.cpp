@@ -1,4 +1,4 @@
-#include "tuner/program_command.h"
+#include "trials/program_command.h"
 
 #include <cctype>
 

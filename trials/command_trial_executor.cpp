@@ -1,4 +1,4 @@
-#include "tuner/command_trial_executor.h"
+#include "trials/command_trial_executor.h"
 
 #include <sys/time.h>
 
@@ -12,7 +12,7 @@
 #include "reports/quantity.h"
 #include "reports/statistics.h"
 #include "reports/user_error.h"
-#include "tuner/program_report.h"
+#include "trials/program_report.h"
 
 namespace dyno {
 namespace {

@@ -19,7 +19,7 @@
 #include <optional>
 #include <string>
 
-#include "tuner/program_command.h"
+#include "trials/program_command.h"
 #include "tuner/trial_executor.h"
 
 namespace dyno {

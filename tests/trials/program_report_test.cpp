@@ -1,6 +1,6 @@
 // The report protocol as the tuner reads it: events parsed, a torn last line ignored, anything
 // else that breaks the protocol an error naming the file and the line.
-#include "tuner/program_report.h"
+#include "trials/program_report.h"
 
 #include <unistd.h>
 

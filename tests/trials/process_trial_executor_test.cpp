@@ -1,6 +1,6 @@
 // Trials as real `dyno train` child processes: every way a trial can fail becomes a recorded
 // outcome and the tuning run completes.
-#include "tuner/process_trial_executor.h"
+#include "trials/process_trial_executor.h"
 
 #include <signal.h>
 

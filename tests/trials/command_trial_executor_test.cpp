@@ -1,6 +1,6 @@
 // Trials of an external program, with small fake programs (POSIX shell scripts) that follow or
 // break the report protocol: every way a program can behave becomes a recorded outcome.
-#include "tuner/command_trial_executor.h"
+#include "trials/command_trial_executor.h"
 
 #include <unistd.h>
 

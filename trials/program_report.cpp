@@ -1,4 +1,4 @@
-#include "tuner/program_report.h"
+#include "trials/program_report.h"
 
 #include <cmath>
 #include <fstream>
