@@ -25,15 +25,36 @@ const Knob& table_knob(const std::string& name) {
   return *knob;
 }
 
+// A program knob's role, as its declaration names it: the stage of the staged search that tries it
+// (process, pipeline; other after the batch) or the phase of time to target (convergence), as the
+// knob table declares dyno's own. "batch" is dyno's batch_size alone.
+KnobRole declared_role(const std::string& where, const nlohmann::json& spec) {
+  static const std::vector<std::pair<std::string, KnobRole>> kRoles = {
+      {"process", KnobRole::Process}, {"pipeline", KnobRole::Pipeline}, {"numerics", KnobRole::Numerics},
+      {"convergence", KnobRole::Convergence}, {"other", KnobRole::Other}};
+  if (spec.contains("convergence") && !spec["convergence"].is_boolean())
+    throw UserError("space", where + ": \"convergence\" is " + spec["convergence"].dump() + ", not true or false");
+  const bool convergence = spec.value("convergence", false);
+  if (!spec.contains("role")) return convergence ? KnobRole::Convergence : KnobRole::Other;
+  for (const auto& [name, role] : kRoles)
+    if (spec["role"] == name) {
+      if (convergence && role != KnobRole::Convergence)
+        throw UserError("space", where + ": \"convergence\": true and \"role\": \"" + name + "\" disagree; give one");
+      return role;
+    }
+  throw UserError("space", where + ": \"role\" is " + spec["role"].dump() + ", not one of process, pipeline, numerics, convergence, other");
+}
+
 // A program knob's declaration: {"type": bool|integer|real|choice|text, "min", "max", "choices",
-// "default", "reference", "convergence"}.
+// "default", "reference", "role", "convergence" (true: the role convergence)}.
 Knob declared_knob(const std::string& name, const nlohmann::json& spec) {
   const std::string where = "knob " + name;
   if (!spec.is_object() || !spec.contains("type") || !spec["type"].is_string())
     throw UserError("space", where + ": expected {\"type\": \"bool\" | \"integer\" | \"real\" | \"choice\" | \"text\", ...}, got " + spec.dump());
   for (const auto& [field, value] : spec.items())
-    if (field != "type" && field != "min" && field != "max" && field != "choices" && field != "default" && field != "reference" && field != "convergence")
-      throw UserError("space", where + ": unknown field '" + field + "' (valid: type, min, max, choices, default, reference, convergence)");
+    if (field != "type" && field != "min" && field != "max" && field != "choices" && field != "default" && field != "reference" && field != "role" &&
+        field != "convergence")
+      throw UserError("space", where + ": unknown field '" + field + "' (valid: type, min, max, choices, default, reference, role, convergence)");
   Knob knob;
   knob.name = name;
   knob.tunable = true;
@@ -71,8 +92,7 @@ Knob declared_knob(const std::string& name, const nlohmann::json& spec) {
         throw UserError("space", where + ": " + value + " " + spec[value].dump() + " is not " + knob.valid_text());
       }
     }
-  if (spec.contains("convergence") && !spec["convergence"].is_boolean())
-    throw UserError("space", where + ": \"convergence\" is " + spec["convergence"].dump() + ", not true or false");
+  knob.role = declared_role(where, spec);
   return knob;
 }
 
@@ -213,15 +233,12 @@ std::vector<std::pair<std::string, nlohmann::json>> SearchSpace::exact_values() 
   return exact;
 }
 
-bool is_convergence_knob(const std::string& knob) { return role_of(knob) == KnobRole::Convergence; }
-
 SearchSpace SearchSpace::take_convergence_axes() {
   SearchSpace taken;
   taken.declared_ = declared_;
   std::vector<Axis> kept;
   for (auto& axis : axes_) {
-    const Declaration* d = declaration(axis.knob);
-    const bool convergence = d ? d->spec.value("convergence", false) : is_convergence_knob(axis.knob);
+    const bool convergence = knob(axis.knob).role == KnobRole::Convergence;
     (convergence && axis.values.size() > 1 ? taken.axes_ : kept).push_back(std::move(axis));
   }
   axes_ = std::move(kept);

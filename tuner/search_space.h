@@ -62,8 +62,8 @@ class SearchSpace {
   // Each numeric shortcut's full-precision value (the convergence guard's reference): dyno's
   // (amp off, tf32 false, flush_denormal false) and the declared "reference" values.
   std::vector<std::pair<std::string, nlohmann::json>> exact_values() const;
-  // Moves the axes that change how many steps reach a target (dyno's convergence knobs, or
-  // declared "convergence": true) with more than one value into a new space with the same
+  // Moves the axes that change how many steps reach a target (the knobs whose role is
+  // convergence: dyno's, or declared so) with more than one value into a new space with the same
   // declarations.
   SearchSpace take_convergence_axes();
   const Axis* find(const std::string& knob) const;
@@ -82,10 +82,6 @@ class SearchSpace {
   std::vector<Axis> axes_;
   std::vector<Declaration> declared_;
 };
-
-// Knobs that change how many steps reach the target rather than how fast a step runs. With
-// --objective time-to-target they are searched in a second phase, after the throughput search.
-bool is_convergence_knob(const std::string& knob);
 
 // Canonical text for a point (sorted keys), used as its identity in journals.
 std::string point_key(const Point& point);

@@ -158,7 +158,7 @@ int64_t StagedSearch::expected_trials(const SearchSpace& space, int64_t max_tria
 void StagedSearch::run(Tuner& tuner) {
   Climber climber(tuner);
   const SearchSpace& space = tuner.space();
-  auto has_role = [](const Axis& axis, KnobRole role) { return role_of(axis.knob) == role; };
+  auto has_role = [&space](const Axis& axis, KnobRole role) { return space.knob(axis.knob).role == role; };
 
   // 1. Process-wide settings that change the cost of everything measured after them: the
   // intra-op thread count, and the allocator (with glibc's default malloc the same config runs at

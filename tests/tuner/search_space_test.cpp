@@ -1,5 +1,8 @@
 #include "tuner/search_space.h"
 
+#include <set>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "reports/user_error.h"
@@ -65,6 +68,35 @@ TEST(SearchSpace, CommandLineTextMustBeUtf8AndFinite) {
   SearchSpace s = SearchSpace::default_for("cpu", true, 2);
   EXPECT_EQ(error_of([&] { s.override_axis("amp=off,b\xff"); }), "[space] axis amp: value 'b\xff' is not one of off, fp16, bf16");
   EXPECT_EQ(error_of([&] { s.override_axis("lr=0.1,nan"); }), "[space] axis lr: value 'nan' is not a number in [0, 100]");
+}
+
+// A program's own knob takes the role its declaration names, as dyno's knobs take the knob table's:
+// the staged search's stage, or time to target's convergence phase.
+TEST(SearchSpace, AProgramKnobHasTheRoleItsDeclarationNames) {
+  SearchSpace s = SearchSpace::from_json(nlohmann::json::parse(R"({
+      "axes": {"batched_fetch": [false, true], "warmup": [0, 1], "compile": [false, true], "batch_size": [64, 128], "lr": [0.1, 0.2]},
+      "knobs": {"batched_fetch": {"type": "bool", "role": "pipeline"}, "warmup": {"type": "integer", "convergence": true},
+                "compile": {"type": "bool"}, "lr": {"type": "real", "role": "convergence"}}})"));
+  EXPECT_EQ(s.knob("batched_fetch").role, KnobRole::Pipeline);
+  EXPECT_EQ(s.knob("compile").role, KnobRole::Other);  // undeclared role
+  EXPECT_EQ(s.knob("batch_size").role, KnobRole::Batch);  // dyno's, from the knob table
+  const SearchSpace convergence = s.take_convergence_axes();
+  std::set<std::string> moved;
+  for (const auto& axis : convergence.axes()) moved.insert(axis.knob);
+  EXPECT_EQ(moved, (std::set<std::string>{"lr", "warmup"}));
+  EXPECT_EQ(s.axes().size(), 3u);
+}
+
+TEST(SearchSpace, ARoleThatIsNoneOrDisagreesIsRefusedByName) {
+  auto space = [](const std::string& spec) {
+    return [spec] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"fetch": [false, true]}, "knobs": {"fetch": )" + spec + "}}")); };
+  };
+  EXPECT_EQ(error_of(space(R"({"type": "bool", "role": "loader"})")),
+            "[space] knob fetch: \"role\" is \"loader\", not one of process, pipeline, numerics, convergence, other");
+  EXPECT_EQ(error_of(space(R"({"type": "bool", "role": "batch"})")),
+            "[space] knob fetch: \"role\" is \"batch\", not one of process, pipeline, numerics, convergence, other");
+  EXPECT_EQ(error_of(space(R"({"type": "bool", "role": "pipeline", "convergence": true})")),
+            "[space] knob fetch: \"convergence\": true and \"role\": \"pipeline\" disagree; give one");
 }
 
 TEST(SearchSpace, AGridTooLargeToCountSaturates) {

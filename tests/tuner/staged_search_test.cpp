@@ -91,6 +91,25 @@ TEST(StagedSearch, MeasuresProcessWideSettingsFirst) {
   EXPECT_EQ(tuner.best()->point, optimum) << tuner.best()->point.dump();
 }
 
+// A program's own knob declared "role": "pipeline" is tried with the data pipeline, before the
+// batch grows, as dyno's num_workers is; an undeclared one waits for the other knobs' stage.
+TEST(StagedSearch, TriesAProgramKnobAtTheStageOfItsDeclaredRole) {
+  SearchSpace space = SearchSpace::from_json(nlohmann::json::parse(R"({
+      "axes": {"threads": [1, 2], "num_workers": [0, 2], "batched_fetch": [false, true], "compile": [false, true], "batch_size": [64, 128, 256]},
+      "knobs": {"batched_fetch": {"type": "bool", "role": "pipeline"}, "compile": {"type": "bool"}}})"));
+  nlohmann::json from = {{"threads", 1}, {"num_workers", 0}, {"batched_fetch", false}, {"compile", false}, {"batch_size", 64}};
+  testing::SyntheticExecutor executor;
+  Tuner tuner(space, from, executor, with_strategy("staged"));
+  tuner.run();
+  std::string batched_fetch_stage, compile_stage;
+  for (const auto& t : tuner.trials()) {
+    if (batched_fetch_stage.empty() && t.point["batched_fetch"] == true) batched_fetch_stage = t.stage;
+    if (compile_stage.empty() && t.point["compile"] == true) compile_stage = t.stage;
+  }
+  EXPECT_EQ(batched_fetch_stage, "pipeline");
+  EXPECT_EQ(compile_stage, "knobs");
+}
+
 // One thread instead of two loses by 37.5% on the synthetic objective, whether as the candidate
 // (from two threads) or as the incumbent (from one): refinement does not try it again; four
 // threads lose by 6% (within what noise could flip) and are tried again.
