@@ -21,7 +21,7 @@ from torch.utils.data import DataLoader, Dataset
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 import dyno_report  # noqa: E402
 
-DATA = "/usr/share/datasets/fashion-mnist"
+DATA = os.environ.get("DYNO_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
 MEAN, STD = 0.2860, 0.3530
 
 

@@ -7,7 +7,7 @@ optimizer (AdamW + per-step cosine LR), zero_grad(set_to_none=True), and the sam
 
 Variants a careful user would try: --optimizer default|fused (torch.optim.AdamW's default
 foreach path, or fused=True), --compile (torch.compile on the model), --precision fp32|bf16
-(bf16 = torch.autocast on the CPU, as dyno's amp=bf16).
+(bf16 = torch.autocast on the device, as dyno's amp=bf16), --device cpu|cuda.
 
 Prints one JSON object: {"samples_per_second": median, "windows": [...]}.
 """
@@ -15,6 +15,7 @@ import argparse
 import gzip
 import json
 import math
+import os
 import statistics
 import time
 
@@ -69,7 +70,9 @@ def main():
     p.add_argument("--warmup-steps", type=int, default=20)
     p.add_argument("--window-steps", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--data-dir", default=os.environ.get("DYNO_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist"))
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="cuda: model on the GPU, each batch gathered on the host and copied, as dyno's default loader")
     p.add_argument("--optimizer", choices=["default", "fused"], default="default")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (compile time falls in warm-up)")
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
@@ -80,13 +83,14 @@ def main():
     torch.manual_seed(a.seed)
     images, labels = load_train(a.data_dir)
     build, lr, weight_decay, epochs = RECIPES[a.workload]
-    model = build()
+    model = build().to(a.device)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, fused=a.optimizer == "fused" or None)
     forward = torch.compile(model) if a.compile else model
     steps_per_epoch = images.shape[0] // a.batch_size
     total = epochs * steps_per_epoch
     order = torch.randperm(images.shape[0])
+    sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
 
     windows = []
     window_start, window_items = time.perf_counter(), 0
@@ -95,14 +99,18 @@ def main():
         idx = order[b * a.batch_size:(b + 1) * a.batch_size]
         x = images.index_select(0, idx).float().div_(255.0).sub_(MEAN).div_(STD)
         y = labels.index_select(0, idx)
+        if a.device != "cpu":
+            x, y = x.to(a.device), y.to(a.device)
         for g in opt.param_groups:
             g["lr"] = cosine(step, lr, total)
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16"):
+        with torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.precision == "bf16"):
             loss = F.cross_entropy(forward(x), y)
         loss.backward()
         opt.step()
         done = step + 1
+        if done <= a.warmup_steps or done % a.window_steps == 0:
+            sync()
         if done <= a.warmup_steps:
             window_start, window_items = time.perf_counter(), 0
             continue

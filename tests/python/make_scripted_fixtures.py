@@ -19,7 +19,7 @@ import sys
 import torch
 from torch import nn
 
-FASHION = "/usr/share/datasets/fashion-mnist"
+FASHION = os.environ.get("DYNO_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
 
 
 def fashion(count):
