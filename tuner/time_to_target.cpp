@@ -1,6 +1,8 @@
 #include "tuner/time_to_target.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <vector>
 
 #include "tuner/tuner.h"
@@ -27,7 +29,26 @@ SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults&
 void add_recipe_batch(SearchSpace& target, const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch) {
   if (!throughput_space.find("batch_size") || target.find("batch_size") || !winner.contains("batch_size")) return;
   const int64_t best = winner["batch_size"].get<int64_t>();
-  if (best > recipe_batch) target.set_axis("batch_size", {best, recipe_batch});
+  if (best <= recipe_batch) return;
+  std::vector<nlohmann::json> batches = {best};
+  // Between the two, phase 1's batch nearest their geometric mean (the larger of two as near).
+  const double middle = std::log(static_cast<double>(best)) / 2 + std::log(static_cast<double>(recipe_batch)) / 2;
+  std::optional<int64_t> between;
+  double between_distance = 0;
+  for (const nlohmann::json& value : throughput_space.find("batch_size")->values) {
+    if (!value.is_number_integer()) continue;
+    const int64_t b = value.get<int64_t>();
+    if (b <= recipe_batch || b >= best) continue;
+    const double distance = std::abs(std::log(static_cast<double>(b)) - middle);
+    const bool as_near = between && std::abs(distance - between_distance) < 1e-9;
+    if (!between || (as_near ? b > *between : distance < between_distance)) {
+      between = b;
+      between_distance = distance;
+    }
+  }
+  if (between) batches.push_back(*between);
+  batches.push_back(recipe_batch);
+  target.set_axis("batch_size", batches);
 }
 
 double search_time_cap(const Tuner& tuner, double cap_s) {

@@ -36,7 +36,8 @@ SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults&
 // Phase 1 ranks batch sizes by throughput alone, but a larger batch takes fewer steps per epoch and
 // often needs more epochs to reach the target. When phase 1's winner has a batch above the recipe's
 // (the batch its LR and epochs were tuned for; a program's default), phase 2 also tries the
-// recipe's batch with the winner's other knobs, so that the trade-off is measured.
+// recipe's batch with the winner's other knobs, and phase 1's batch nearest the geometric mean of
+// the two (the larger when two are as near), so that the trade-off is measured where it often turns.
 void add_recipe_batch(SearchSpace& target, const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch);
 
 // While phase 2's grid and LR refinement run: a trial that has not reached the target by the best

@@ -98,13 +98,19 @@ TEST(TimeToTarget, PhaseTwoTakesTheConvergenceAxesAndAddsTheDefaultsNotGiven) {
   EXPECT_EQ(loss_target.find("schedule")->values, (std::vector<nlohmann::json>{"auto", "onecycle"}));
 }
 
-TEST(TimeToTarget, TheRecipesBatchIsTriedBesideALargerWinnersBatch) {
+TEST(TimeToTarget, TheRecipesBatchAndTheBatchMidwayAreTriedBesideALargerWinnersBatch) {
   SearchSpace throughput;
-  throughput.set_axis("batch_size", {64, 128, 256});
+  throughput.set_axis("batch_size", {64, 128, 256, 512});
   SearchSpace larger;
   add_recipe_batch(larger, throughput, {{"batch_size", 256}}, 64);
   ASSERT_NE(larger.find("batch_size"), nullptr);
-  EXPECT_EQ(larger.find("batch_size")->values, (std::vector<nlohmann::json>{256, 64}));
+  EXPECT_EQ(larger.find("batch_size")->values, (std::vector<nlohmann::json>{256, 128, 64}));
+  SearchSpace two_as_near;  // 128 and 256 are as near to 181 in ratio: the larger
+  add_recipe_batch(two_as_near, throughput, {{"batch_size", 512}}, 64);
+  EXPECT_EQ(two_as_near.find("batch_size")->values, (std::vector<nlohmann::json>{512, 256, 64}));
+  SearchSpace next_to_it;  // no batch of phase 1 lies between
+  add_recipe_batch(next_to_it, throughput, {{"batch_size", 128}}, 64);
+  EXPECT_EQ(next_to_it.find("batch_size")->values, (std::vector<nlohmann::json>{128, 64}));
   SearchSpace smaller;
   add_recipe_batch(smaller, throughput, {{"batch_size", 32}}, 64);
   EXPECT_EQ(smaller.find("batch_size"), nullptr);
