@@ -36,6 +36,9 @@ struct Knob {
   // Changes how fast a step runs, not the numbers it computes: two points that differ only in
   // such knobs train along the same loss trajectory (one can be the other's guard reference).
   bool speed_only = false;
+  // Costs time once, before the steps it speeds up (compiling, for one): throughput leaves warm-up
+  // out, so time to target judges it by training to the target (phase 2), not by throughput.
+  bool warmup_cost = false;
   std::function<nlohmann::json(const RunConfig&)> get;
   std::function<void(RunConfig&, const nlohmann::json&)> assign;  // value already validated
 

@@ -46,15 +46,15 @@ KnobRole declared_role(const std::string& where, const nlohmann::json& spec) {
 }
 
 // A program knob's declaration: {"type": bool|integer|real|choice|text, "min", "max", "choices",
-// "default", "reference", "role", "convergence" (true: the role convergence)}.
+// "default", "reference", "role", "convergence" (true: the role convergence), "warmup_cost"}.
 Knob declared_knob(const std::string& name, const nlohmann::json& spec) {
   const std::string where = "knob " + name;
   if (!spec.is_object() || !spec.contains("type") || !spec["type"].is_string())
     throw UserError("space", where + ": expected {\"type\": \"bool\" | \"integer\" | \"real\" | \"choice\" | \"text\", ...}, got " + spec.dump());
   for (const auto& [field, value] : spec.items())
     if (field != "type" && field != "min" && field != "max" && field != "choices" && field != "default" && field != "reference" && field != "role" &&
-        field != "convergence")
-      throw UserError("space", where + ": unknown field '" + field + "' (valid: type, min, max, choices, default, reference, role, convergence)");
+        field != "convergence" && field != "warmup_cost")
+      throw UserError("space", where + ": unknown field '" + field + "' (valid: type, min, max, choices, default, reference, role, convergence, warmup_cost)");
   Knob knob;
   knob.name = name;
   knob.tunable = true;
@@ -93,6 +93,9 @@ Knob declared_knob(const std::string& name, const nlohmann::json& spec) {
       }
     }
   knob.role = declared_role(where, spec);
+  if (spec.contains("warmup_cost") && !spec["warmup_cost"].is_boolean())
+    throw UserError("space", where + ": \"warmup_cost\" is " + spec["warmup_cost"].dump() + ", not true or false");
+  knob.warmup_cost = spec.value("warmup_cost", false);
   return knob;
 }
 
@@ -238,8 +241,9 @@ SearchSpace SearchSpace::take_convergence_axes() {
   taken.declared_ = declared_;
   std::vector<Axis> kept;
   for (auto& axis : axes_) {
-    const bool convergence = knob(axis.knob).role == KnobRole::Convergence;
-    (convergence && axis.values.size() > 1 ? taken.axes_ : kept).push_back(std::move(axis));
+    const Knob& k = knob(axis.knob);
+    const bool to_target = k.role == KnobRole::Convergence || k.warmup_cost;
+    (to_target && axis.values.size() > 1 ? taken.axes_ : kept).push_back(std::move(axis));
   }
   axes_ = std::move(kept);
   return taken;

@@ -63,8 +63,8 @@ class SearchSpace {
   // (amp off, tf32 false, flush_denormal false) and the declared "reference" values.
   std::vector<std::pair<std::string, nlohmann::json>> exact_values() const;
   // Moves the axes that change how many steps reach a target (the knobs whose role is
-  // convergence: dyno's, or declared so) with more than one value into a new space with the same
-  // declarations.
+  // convergence: dyno's, or declared so) and those whose cost throughput leaves out (declared
+  // warmup_cost) with more than one value into a new space with the same declarations.
   SearchSpace take_convergence_axes();
   const Axis* find(const std::string& knob) const;
   int64_t grid_size() const;

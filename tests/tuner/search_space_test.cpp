@@ -87,6 +87,25 @@ TEST(SearchSpace, AProgramKnobHasTheRoleItsDeclarationNames) {
   EXPECT_EQ(s.axes().size(), 3u);
 }
 
+TEST(SearchSpace, AKnobWithAWarmupCostIsTakenWithTheConvergenceAxes) {
+  SearchSpace s = SearchSpace::from_json(nlohmann::json::parse(R"({
+      "axes": {"compile": [false, true], "fused": [false, true], "lr": [0.1, 0.2]},
+      "knobs": {"compile": {"type": "bool", "warmup_cost": true}, "fused": {"type": "bool", "warmup_cost": false},
+                "lr": {"type": "real", "role": "convergence"}}})"));
+  EXPECT_TRUE(s.knob("compile").warmup_cost);
+  EXPECT_EQ(s.knob("compile").role, KnobRole::Other);
+  const SearchSpace to_target = s.take_convergence_axes();
+  std::set<std::string> moved;
+  for (const auto& axis : to_target.axes()) moved.insert(axis.knob);
+  EXPECT_EQ(moved, (std::set<std::string>{"compile", "lr"}));
+  ASSERT_EQ(s.axes().size(), 1u);
+  EXPECT_EQ(s.axes()[0].knob, "fused");
+  EXPECT_EQ(error_of([] {
+              SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"c": [false, true]}, "knobs": {"c": {"type": "bool", "warmup_cost": 1}}})"));
+            }),
+            "[space] knob c: \"warmup_cost\" is 1, not true or false");
+}
+
 TEST(SearchSpace, ARoleThatIsNoneOrDisagreesIsRefusedByName) {
   auto space = [](const std::string& spec) {
     return [spec] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"fetch": [false, true]}, "knobs": {"fetch": )" + spec + "}}")); };
