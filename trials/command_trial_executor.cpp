@@ -162,6 +162,13 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     return trial;
   }
 
+  // A program stopped at the time cap before it wrote a line (compiling, say) had no chance to
+  // acknowledge its knobs: it was slower than the cap, not wrong.
+  if (child.stopped && stop_reason == "time cap" && report.applied.is_null() && report.windows.empty() && report.evaluations.empty()) {
+    trial.outcome = Outcome::Rejected;
+    trial.reason = "stopped at the time cap (" + format_fixed(time_cap, 1) + " s) before it reported anything";
+    return trial;
+  }
   // Every knob is acknowledged: on the command line, or applied with the same value.
   const auto placed = options_.program.command_placeholders();
   for (const auto& [knob, value] : full.items()) {

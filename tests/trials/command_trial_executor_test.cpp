@@ -171,6 +171,21 @@ TEST_F(CommandTrials, ATimeToTargetRunEndsAtTheFirstEvaluationThatMeetsTheTarget
   EXPECT_NE(missed.reason.find("did not reach the target accuracy>=0.9500: best accuracy 0.9000 in 3 evaluations"), std::string::npos) << missed.reason;
 }
 
+TEST_F(CommandTrials, AProgramStoppedAtTheTimeCapBeforeItsFirstLineIsRejectedNotInvalid) {
+  auto options = program("sleep 30\n");  // compiling, say, before the knobs line
+  options.target = TargetSpec::parse("accuracy>=0.8");
+  options.time_cap_s = 1;
+  const Trial slow = run(options, {{"batch_size", 64}});
+  EXPECT_EQ(slow.outcome, Outcome::Rejected) << slow.reason;
+  EXPECT_EQ(slow.reason, "stopped at the time cap (1.0 s) before it reported anything");
+  EXPECT_LT(slow.wall_time_s, 10);
+  // Once it has written evaluations, a knob it never acknowledged still makes the trial invalid.
+  auto evaluating = program(kEvaluations);
+  evaluating.target = TargetSpec::parse("accuracy>=0.8");
+  const Trial unacknowledged = run(evaluating, {{"batch_size", 64}});
+  EXPECT_EQ(unacknowledged.outcome, Outcome::InvalidConfig) << unacknowledged.reason;
+}
+
 TEST_F(CommandTrials, APeakAboveTheMemoryLimitIsOutOfMemoryUnderEitherObjective) {
   auto throughput = program(kWindows, {"64", "20"});
   throughput.memory_limit_bytes = 1;  // any process's resident memory is above it
