@@ -162,9 +162,9 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     return trial;
   }
 
-  // A program stopped at the time cap before it wrote a line (compiling, say) had no chance to
-  // acknowledge its knobs: it was slower than the cap, not wrong.
-  if (child.stopped && stop_reason == "time cap" && report.applied.is_null() && report.windows.empty() && report.evaluations.empty()) {
+  // A program stopped before it wrote a line (only the time cap stops one: compiling, say, or timed
+  // as a whole process) had no chance to acknowledge its knobs: it was slower than the cap, not wrong.
+  if (child.stopped && report.empty()) {
     trial.outcome = Outcome::Rejected;
     trial.reason = "stopped at the time cap (" + format_fixed(time_cap, 1) + " s) before it reported anything";
     return trial;
@@ -200,11 +200,6 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   }
   if (report.empty()) {
     // Timed as a whole process: a run per wall second, or the run's wall time to the target.
-    if (child.stopped) {
-      trial.outcome = Outcome::Rejected;
-      trial.reason = "stopped at the time cap (" + format_fixed(time_cap, 0) + " s) before it finished";
-      return trial;
-    }
     trial.windows = {1.0 / child.wall_time_s};
     set_throughput_from_windows(trial);
     if (to_target) trial.time_to_target_s = child.wall_time_s;
