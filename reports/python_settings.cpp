@@ -14,7 +14,11 @@ std::string best_config_python(const RunConfig& c) {
   if (c.threads > 0) py << "torch.set_num_threads(" << c.threads << ")\n";
   else py << "# threads=0: keep PyTorch's default intra-op thread count\n";
   py << "\n# host_allocator\n";
-  if (c.host_allocator == "retain")
+  if (c.host_allocator == "hugepages")
+    py << "# glibc: large blocks from the heap (no mmap/munmap per step), freed memory kept for reuse, heaps in\n"
+       << "# transparent huge pages; glibc reads these only at start (glibc >= 2.35 for hugetlb), so start Python with\n"
+       << "#   GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647 python train.py\n";
+  else if (c.host_allocator == "retain")
     py << "import ctypes  # glibc: large blocks from the heap (no mmap/munmap per step), freed memory kept for reuse\n"
        << "libc = ctypes.CDLL('libc.so.6')\n"
        << "libc.mallopt(-4, 0)  # M_MMAP_MAX\n"

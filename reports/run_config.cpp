@@ -134,8 +134,8 @@ std::vector<Knob> build_table() {
   t.back().speed_only = true;
   t.push_back(tunable(make_knob("channels_last", K::Boolean, &C::channels_last, "NHWC memory format for conv models")));
   t.back().speed_only = true;
-  t.push_back(choice(make_knob("host_allocator", K::Choice, &C::host_allocator, "host memory: system (libc defaults), retain (no mmap/trim: freed blocks are reused) or tcmalloc (Debian's libtcmalloc-minimal4, preloaded)"),
-                     {"system", "retain", "tcmalloc"}, true));
+  t.push_back(choice(make_knob("host_allocator", K::Choice, &C::host_allocator, "host memory: system (libc defaults), retain (no mmap/trim: freed blocks are reused), hugepages (retain, in transparent huge pages) or tcmalloc (Debian's libtcmalloc-minimal4, preloaded)"),
+                     {"system", "retain", "hugepages", "tcmalloc"}, true));
   t.back().role = KnobRole::Process;
   t.back().speed_only = true;
   t.push_back(tunable(make_knob("flush_denormal", K::Boolean, &C::flush_denormal, "CPU math treats subnormal floats as zero (FTZ/DAZ), as torch.set_flush_denormal")));

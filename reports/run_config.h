@@ -74,7 +74,7 @@ struct RunConfig {
   int64_t threads = 0;  // 0 = LibTorch's default
   bool channels_last = false;
   bool flush_denormal = false;  // CPU flushes subnormal floats to zero (FTZ/DAZ)
-  std::string host_allocator = "retain";  // retain (keep freed host memory for reuse) | system (libc defaults) | tcmalloc
+  std::string host_allocator = "hugepages";  // hugepages (retain, in transparent huge pages) | retain (keep freed host memory for reuse) | system (libc defaults) | tcmalloc
   bool checkpointing = false;
 
   // Training state.

@@ -82,6 +82,7 @@ nlohmann::json to_json(const RunReport& r) {
         {"target_reached", s.target_reached},
         {"peak_memory_bytes", s.peak_memory_bytes},
         {"peak_memory_kind", s.peak_memory_kind},
+        {"host_huge_page_bytes", s.host_huge_page_bytes},
         {"steps", s.steps},
         {"epochs", s.epochs},
         {"wall_time_s", s.wall_time_s},
@@ -137,6 +138,7 @@ RunReport report_from_json(const nlohmann::json& json, const std::string& where)
   o.target_reached = s.flag("target_reached");
   o.peak_memory_bytes = s.integer("peak_memory_bytes");
   o.peak_memory_kind = s.text("peak_memory_kind");
+  o.host_huge_page_bytes = s.integer("host_huge_page_bytes");
   o.steps = s.integer("steps");
   o.epochs = s.number("epochs");
   o.wall_time_s = s.number("wall_time_s");

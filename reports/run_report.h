@@ -21,7 +21,7 @@
 namespace dyno {
 
 inline constexpr int kReportSchemaMajor = 1;
-inline constexpr int kReportSchemaMinor = 1;  // 1.1: profile, verdict
+inline constexpr int kReportSchemaMinor = 2;  // 1.1: profile, verdict; 1.2: summary.host_huge_page_bytes
 
 
 struct Environment {
@@ -57,6 +57,7 @@ struct Summary {
   bool target_reached = false;
   int64_t peak_memory_bytes = 0;
   std::string peak_memory_kind;  // cuda_allocator or resident_set
+  int64_t host_huge_page_bytes = 0;  // the process's host memory in transparent huge pages at the end
   int64_t steps = 0;
   double epochs = 0;
   double wall_time_s = 0;

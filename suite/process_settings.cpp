@@ -18,12 +18,13 @@
 
 #include <ATen/ATen.h>
 
+#include "reports/host_allocator_environment.h"
 #include "reports/user_error.h"
 
 namespace dyno {
 namespace {
 
-constexpr const char* kTcmallocLibrary = "libtcmalloc_minimal.so.4";
+constexpr const char* kTcmallocLibrary = "libtcmalloc_minimal.so.4";  // as host_allocator_environment.cpp
 constexpr const char* kPreloadedMarker = "DYNO_HOST_ALLOCATOR_PRELOADED";
 
 bool tcmalloc_loaded() { return dlsym(RTLD_DEFAULT, "tc_malloc") != nullptr; }
@@ -59,8 +60,10 @@ ThreadChoice choose_threads(int64_t configured, int64_t local_ranks, int64_t cor
 }
 
 void load_host_allocator(const std::string& mode) {
-  if (mode != "tcmalloc" || tcmalloc_loaded()) return;
-  if (std::getenv(kPreloadedMarker)) return;  // already re-executed: apply_host_allocator says why it is missing
+  if (mode == "tcmalloc" && tcmalloc_loaded()) return;
+  if (std::getenv(kPreloadedMarker)) return;  // already re-executed: apply_host_allocator says what is missing
+  const std::vector<std::string> environment = host_allocator_start_environment(mode);
+  if (environment.empty()) return;
   std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
   const std::string all((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
   std::vector<std::string> args;
@@ -72,13 +75,22 @@ void load_host_allocator(const std::string& mode) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const char* preload = std::getenv("LD_PRELOAD");
-  const std::string value = std::string(kTcmallocLibrary) + (preload && *preload ? std::string(":") + preload : "");
-  setenv("LD_PRELOAD", value.c_str(), 1);
+  for (const auto& entry : environment) {
+    const size_t eq = entry.find('=');
+    setenv(entry.substr(0, eq).c_str(), entry.c_str() + eq + 1, 1);
+  }
   setenv(kPreloadedMarker, mode.c_str(), 1);
   std::fflush(nullptr);
   execv("/proc/self/exe", argv.data());
-  throw UserError("config", "host_allocator: tcmalloc: could not re-execute this program with LD_PRELOAD=" + value);
+  throw UserError("config", "host_allocator: " + mode + ": could not re-execute this program with " + environment.front());
+}
+
+int64_t host_huge_page_bytes() {
+  std::ifstream in("/proc/self/smaps_rollup");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("AnonHugePages:", 0) == 0) return std::stoll(line.substr(14)) * 1024;  // reported in kB
+  return 0;
 }
 
 void apply_host_allocator(const std::string& mode) {
@@ -87,15 +99,16 @@ void apply_host_allocator(const std::string& mode) {
     if (tcmalloc_loaded()) return;
     throw UserError("config", std::string("host_allocator: tcmalloc is not loaded in this process: install Debian's libtcmalloc-minimal4 (") +
                                   kTcmallocLibrary + "), and run through `dyno train`, which preloads it, or start the program with LD_PRELOAD=" +
-                                  kTcmallocLibrary + "; or use host_allocator=retain");
+                                  kTcmallocLibrary + "; or use host_allocator=hugepages");
   }
-  if (mode != "retain") throw UserError("config", "host_allocator: '" + mode + "' is not one of system, retain, tcmalloc");
+  if (mode != "retain" && mode != "hugepages")
+    throw UserError("config", "host_allocator: '" + mode + "' is not one of system, retain, hugepages, tcmalloc");
 #if defined(__GLIBC__)
   // M_MMAP_MAX 0: every block comes from the heap; M_TRIM_THRESHOLD: never give the top back.
   if (mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1) return;
-  throw UserError("config", "host_allocator: retain: glibc's mallopt refused the settings; use host_allocator=system");
+  throw UserError("config", "host_allocator: " + mode + ": glibc's mallopt refused the settings; use host_allocator=system");
 #else
-  throw UserError("config", "host_allocator: retain needs glibc's malloc (mallopt); use host_allocator=system on this platform");
+  throw UserError("config", "host_allocator: " + mode + " needs glibc's malloc (mallopt); use host_allocator=system on this platform");
 #endif
 }
 

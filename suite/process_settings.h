@@ -13,15 +13,24 @@ namespace dyno {
 // history (even on the length of its command line), and the same fashion-cnn config (batch 256,
 // bf16) ran at 4,500 or 5,900 samples/s from one process to the next.
 // mode "retain": no mmap for large blocks and no trimming, so freed memory is reused.
-// mode "tcmalloc": Debian's libtcmalloc-minimal4 replaces malloc for the whole process, so it must
-// be there from the start: load_host_allocator puts it in; here it is only checked.
+// mode "hugepages" (the default): retain, with glibc handing out its heaps in transparent huge
+// pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, glibc >= 2.35; where the kernel's THP mode is
+// "madvise", the common default, memory is otherwise in 4 KiB pages). Fewer processes take the
+// slow mode that fashion-cnn's steps show on a shared machine (README, Knobs).
+// mode "tcmalloc": Debian's libtcmalloc-minimal4 replaces malloc for the whole process.
+// hugepages and tcmalloc need an environment from the process's start: load_host_allocator puts it
+// in; here it is only checked where it can be (tcmalloc loaded).
 void apply_host_allocator(const std::string& mode);
 
-// For a program about to run a config with `mode` "tcmalloc" in this process: when the library is
-// not loaded yet, re-executes this program (same arguments, same pid) with it in LD_PRELOAD, and
-// does not return. Other modes: nothing. Throws UserError naming the Debian package when the
-// re-executed program still does not have it (the library is not installed).
+// For a program about to run a config with `mode` in this process: when the start environment
+// above is missing (and, for tcmalloc, the library is not loaded), re-executes this program (same
+// arguments, same pid) with it, and does not return; once only. Throws UserError naming the Debian
+// package when the re-executed program still does not have tcmalloc (the library is not installed).
 void load_host_allocator(const std::string& mode);
+
+// Bytes of this process's anonymous memory in transparent huge pages now (AnonHugePages of
+// /proc/self/smaps_rollup); 0 when none or not known.
+int64_t host_huge_page_bytes();
 
 // How many intra-op threads a process runs with when it shares the machine's `cores` with
 // `local_ranks` - 1 other ranks: `configured` (the threads knob) when > 0; else OMP_NUM_THREADS

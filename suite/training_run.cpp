@@ -463,6 +463,7 @@ void TrainingRun::summarise() {
   s.target_reached = s.time_to_target_s.has_value();
   s.peak_memory_bytes = backend_->peak_memory_bytes();
   s.peak_memory_kind = backend_->peak_memory_kind();
+  s.host_huge_page_bytes = host_huge_page_bytes();
   s.steps = step_;
   s.epochs = static_cast<double>(step_) / static_cast<double>(steps_per_epoch_);
   s.wall_time_s = elapsed_s();

@@ -8,6 +8,7 @@
 
 #include "reports/atomic_file.h"
 #include "reports/child_process.h"
+#include "reports/host_allocator_environment.h"
 #include "reports/quantity.h"
 #include "reports/run_report.h"
 #include "reports/user_error.h"
@@ -85,7 +86,11 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     config.ddp.world_size = 1;
     write_file_atomically(config_path, to_json(config).dump(2) + "\n");
   }
-  const ChildResult child = run_child(argv, log_path, options_.timeout_s, &interrupted);
+  // What the trial's host allocator needs from the process's start, so that `dyno train` need not
+  // re-execute itself to get it.
+  ChildOptions child_options;
+  child_options.environment = host_allocator_start_environment(config.host_allocator);
+  const ChildResult child = run_child(argv, log_path, options_.timeout_s, &interrupted, child_options);
   trial.wall_time_s = child.wall_time_s;
   trial.report_path = report_path;
   if (record_abnormal_end(trial, child, options_.timeout_s)) return trial;

@@ -190,7 +190,7 @@ SearchSpace SearchSpace::default_for(const std::string& device, bool convolution
     if (convolutional) s.set_axis("cudnn_benchmark", {false, true});
   } else {
     s.set_axis("amp", {"off", "bf16"});
-    s.set_axis("host_allocator", {"system", "retain"});
+    s.set_axis("host_allocator", {"system", "hugepages"});
   }
   if (convolutional) s.set_axis("channels_last", {false, true});
   s.set_axis("checkpointing", {false, true});

@@ -46,6 +46,16 @@ TEST(PythonSettings, AnUnresolvedConfigLeavesOptimizerAndLearningRateToTheRecipe
   EXPECT_TRUE(contains(py, "keep PyTorch's default intra-op thread count")) << py;  // threads 0
 }
 
+// glibc reads its tunables only when a process starts: hugepages becomes the environment to start
+// Python with; retain can still be set from inside, through ctypes.
+TEST(PythonSettings, HostAllocatorSaysWhatToSetAndWhen) {
+  RunConfig c;
+  c.host_allocator = "hugepages";
+  EXPECT_TRUE(contains(best_config_python(c), "GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647 python"));
+  c.host_allocator = "retain";
+  EXPECT_TRUE(contains(best_config_python(c), "libc.mallopt(-4, 0)  # M_MMAP_MAX"));
+}
+
 TEST(PythonSettings, IsValidPython) {
   if (std::system("python3 -c pass > /dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
   RunConfig c;

@@ -17,7 +17,7 @@ TEST(Cli, ReportConfigIsLoadableAgain) {
   auto r1 = testing::run_dyno("train -w fashion-mlp --set size=tiny max_steps=3 batch_size=32 lr_scaling=sqrt --no-progress --out " + first);
   ASSERT_EQ(r1.exit_code, 0) << r1.output;
   auto report = nlohmann::json::parse(read_file(first));
-  EXPECT_EQ(report["schema_version"], "1.1");
+  EXPECT_EQ(report["schema_version"], "1.2");
   for (const char* key : {"samples_per_second", "time_to_target_s", "final_metric", "peak_memory_bytes"})
     EXPECT_TRUE(report["summary"].contains(key)) << key;
   for (const char* key : {"dyno_revision", "libtorch_version", "cuda_version", "cudnn_version", "device_name", "cpu_model", "cores", "threads", "host"})
@@ -42,6 +42,25 @@ TEST(Cli, TrainPreloadsTcmallocForItsRun) {
                         "DYNO_HOST_ALLOCATOR_PRELOADED=tcmalloc");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("host_allocator: tcmalloc is not loaded in this process"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
+// hugepages (the default) puts the process's heap in transparent huge pages where the kernel gives
+// them only on request (THP "madvise"): dyno train re-executes itself with glibc's tunable set.
+TEST(Cli, TrainRunsTheHugepagesAllocatorInHugePages) {
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode;
+  std::getline(thp, mode);
+  if (mode.find("[madvise]") == std::string::npos) GTEST_SKIP() << "THP mode '" << mode << "': huge pages are not on request here";
+  auto dir = testing::fresh_dir("cli_hugepages");
+  const auto out = (dir / "run.json").string();
+  for (const char* allocator : {"hugepages", "retain"}) {
+    auto r = testing::run_dyno("train -w fashion-mlp --set size=tiny max_steps=3 --no-progress --out " + out + " --set host_allocator=" + allocator);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto summary = nlohmann::json::parse(read_file(out))["summary"];
+    if (std::string(allocator) == "hugepages") EXPECT_GT(summary["host_huge_page_bytes"].get<int64_t>(), 0) << summary;
+    else EXPECT_EQ(summary["host_huge_page_bytes"], 0) << summary;
+  }
   testing::remove_tree(dir);
 }
 
