@@ -249,6 +249,13 @@ SearchSpace SearchSpace::take_convergence_axes() {
   return taken;
 }
 
+std::vector<Axis> SearchSpace::remove_warmup_cost_axes() {
+  std::vector<Axis> removed, kept;
+  for (auto& axis : axes_) (knob(axis.knob).warmup_cost ? removed : kept).push_back(std::move(axis));
+  axes_ = std::move(kept);
+  return removed;
+}
+
 void SearchSpace::set_axis(const std::string& knob, std::vector<nlohmann::json> values) {
   validate_values(this->knob(knob), values);
   for (auto& axis : axes_)

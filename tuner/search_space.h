@@ -66,6 +66,9 @@ class SearchSpace {
   // convergence: dyno's, or declared so) and those whose cost throughput leaves out (declared
   // warmup_cost) with more than one value into a new space with the same declarations.
   SearchSpace take_convergence_axes();
+  // Removes the axes of knobs declared warmup_cost (throughput cannot judge them: their price is
+  // paid before the measured steps); returns the removed axes.
+  std::vector<Axis> remove_warmup_cost_axes();
   const Axis* find(const std::string& knob) const;
   int64_t grid_size() const;
   // Every point, in lexicographic order of the axes (the grid strategy's order).

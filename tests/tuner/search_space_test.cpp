@@ -106,6 +106,18 @@ TEST(SearchSpace, AKnobWithAWarmupCostIsTakenWithTheConvergenceAxes) {
             "[space] knob c: \"warmup_cost\" is 1, not true or false");
 }
 
+TEST(SearchSpace, RemovingTheWarmupCostAxesKeepsTheOthersInOrder) {
+  SearchSpace s = SearchSpace::from_json(nlohmann::json::parse(R"({
+      "axes": {"batch_size": [64, 128], "compile": [false, true], "fused": [false, true]},
+      "knobs": {"compile": {"type": "bool", "warmup_cost": true}, "fused": {"type": "bool"}}})"));
+  const auto removed = s.remove_warmup_cost_axes();
+  ASSERT_EQ(removed.size(), 1u);
+  EXPECT_EQ(removed[0].knob, "compile");
+  ASSERT_EQ(s.axes().size(), 2u);
+  EXPECT_EQ(s.axes()[0].knob, "batch_size");
+  EXPECT_EQ(s.axes()[1].knob, "fused");
+}
+
 TEST(SearchSpace, ARoleThatIsNoneOrDisagreesIsRefusedByName) {
   auto space = [](const std::string& spec) {
     return [spec] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"fetch": [false, true]}, "knobs": {"fetch": )" + spec + "}}")); };
