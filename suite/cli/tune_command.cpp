@@ -261,13 +261,21 @@ class TuneRun {
       const int64_t expected = make_strategy(o.strategy)->expected_trials(tuner.space(), o.max_trials);
       if (expected > done) eta = "~" + format_duration(per_trial * static_cast<double>(expected - done));
     }
-    char figure[64];
-    if (o.objective == "time-to-target")
-      std::snprintf(figure, sizeof figure, "%s to target | best %s", t.time_to_target_s ? format_duration(*t.time_to_target_s).c_str() : "-",
-                    best && best->time_to_target_s ? format_duration(*best->time_to_target_s).c_str() : "-");
+    // A verification trial trains to the target under either objective: its figure is that time.
+    char trial_figure[48], best_figure[32];
+    const bool to_target = o.objective == "time-to-target";
+    const auto seconds = [](const std::optional<double>& s) { return !s ? std::string("-") : *s < 60 ? format_fixed(*s, 1) + "s" : format_duration(*s); };
+    if (to_target || t.role() == TrialRole::Verify)
+      std::snprintf(trial_figure, sizeof trial_figure, "%s to target", seconds(t.time_to_target_s).c_str());
     else
-      std::snprintf(figure, sizeof figure, "%9.0f %s/s | best %.0f", std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0,
-                    subject_.throughput_unit.c_str(), best ? best->samples_per_second : 0.0);
+      std::snprintf(trial_figure, sizeof trial_figure, "%9.0f %s/s", std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0,
+                    subject_.throughput_unit.c_str());
+    if (to_target)
+      std::snprintf(best_figure, sizeof best_figure, "%s", seconds(best ? best->time_to_target_s : std::nullopt).c_str());
+    else
+      std::snprintf(best_figure, sizeof best_figure, "%.0f", best ? best->samples_per_second : 0.0);
+    char figure[96];
+    std::snprintf(figure, sizeof figure, "%s | best %s", trial_figure, best_figure);
     std::fprintf(stderr, "[tune %s] trial %lld %-13s %-10s %s | spent %s, ETA %s | %s\n", o.strategy.c_str(), static_cast<long long>(t.id),
                  t.stage.c_str(), to_string(t.outcome), figure, format_duration(elapsed_s()).c_str(), eta.c_str(),
                  describe_changes(tuner, t.point).c_str());
