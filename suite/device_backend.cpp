@@ -39,15 +39,19 @@ class CpuBackend : public DeviceBackend {
   std::unique_ptr<PhaseClock> make_phase_clock() override { return std::make_unique<HostPhaseClock>(); }
 };
 
-}  // namespace
-
-int64_t resident_set_peak_bytes() {
-  std::ifstream in("/proc/self/status");
+// A "Name:   123 kB" line of a /proc/self file, in bytes; 0 when the file or the line is missing.
+int64_t proc_self_kib_field_bytes(const char* file, const std::string& name) {
+  std::ifstream in(std::string("/proc/self/") + file);
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // reported in kB
+    if (line.rfind(name + ":", 0) == 0) return std::stoll(line.substr(name.size() + 1)) * 1024;
   return 0;
 }
+
+}  // namespace
+
+int64_t resident_set_peak_bytes() { return proc_self_kib_field_bytes("status", "VmHWM"); }
+int64_t host_huge_page_bytes() { return proc_self_kib_field_bytes("smaps_rollup", "AnonHugePages"); }
 
 std::unique_ptr<DeviceBackend> make_device_backend(const RunConfig& config, int64_t local_rank) {
   if (config.device == "cpu") return std::make_unique<CpuBackend>();

@@ -43,5 +43,8 @@ bool cuda_backend_compiled();
 
 // Resident-set high-water mark of this process (VmHWM), in bytes.
 int64_t resident_set_peak_bytes();
+// This process's anonymous memory in transparent huge pages now (AnonHugePages of
+// /proc/self/smaps_rollup), in bytes; 0 when none or not known.
+int64_t host_huge_page_bytes();
 
 }  // namespace dyno

@@ -85,14 +85,6 @@ void load_host_allocator(const std::string& mode) {
   throw UserError("config", "host_allocator: " + mode + ": could not re-execute this program with " + environment.front());
 }
 
-int64_t host_huge_page_bytes() {
-  std::ifstream in("/proc/self/smaps_rollup");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("AnonHugePages:", 0) == 0) return std::stoll(line.substr(14)) * 1024;  // reported in kB
-  return 0;
-}
-
 void apply_host_allocator(const std::string& mode) {
   if (mode == "system") return;
   if (mode == "tcmalloc") {

@@ -28,10 +28,6 @@ void apply_host_allocator(const std::string& mode);
 // package when the re-executed program still does not have tcmalloc (the library is not installed).
 void load_host_allocator(const std::string& mode);
 
-// Bytes of this process's anonymous memory in transparent huge pages now (AnonHugePages of
-// /proc/self/smaps_rollup); 0 when none or not known.
-int64_t host_huge_page_bytes();
-
 // How many intra-op threads a process runs with when it shares the machine's `cores` with
 // `local_ranks` - 1 other ranks: `configured` (the threads knob) when > 0; else OMP_NUM_THREADS
 // when the launcher or the user set it (`omp_num_threads`, null when unset); else the cores
