@@ -380,13 +380,15 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
   options.timeout_s = args.trial_timeout_s;
   options.memory_limit_bytes = memory_limit_bytes(args);
   t.base = t.space.default_point();
-  if (to_target) t.convergence = t.space.take_convergence_axes();
-  else
+  if (to_target) {
+    t.convergence = t.space.take_convergence_axes();
+  } else {
     for (const auto& axis : t.space.remove_warmup_cost_axes())
       std::fprintf(stderr, "[tune] %s stays %s: it is declared warmup_cost, a price throughput does not see; --objective time-to-target searches it\n",
                    axis.knob.c_str(), t.base[axis.knob].dump().c_str());
-  if (t.space.axes().empty())
-    throw UserError("space", "every axis is a knob declared warmup_cost, which the throughput objective leaves at its default: nothing to search; use --objective time-to-target");
+    if (t.space.axes().empty())
+      throw UserError("space", "every axis is a knob declared warmup_cost, which the throughput objective leaves at its default: nothing to search; use --objective time-to-target");
+  }
   if (t.base.contains("batch_size") && t.base["batch_size"].is_number_integer()) t.recipe_batch = t.base["batch_size"];
   // Named after its script when an interpreter runs one.
   const bool interpreted = args.command.size() > 1 && std::filesystem::path(args.command[0]).filename().string().rfind("python", 0) == 0;

@@ -315,6 +315,19 @@ TEST(TuneCommand, TheThroughputObjectiveLeavesAWarmupCostKnobAtItsDefault) {
   auto best = nlohmann::json::parse(read_file(dir + "/run/best-config.json"));
   EXPECT_EQ(best["environment"]["DYNO_KNOB_MODE"], "slow");
   EXPECT_EQ(best["environment"]["DYNO_KNOB_BATCH_SIZE"], "32");
+  // Time to target searches it (phase 2), even when it is all the space has.
+  write_file_atomically(dir + "/to-target.sh", R"(printf '{"event": "knobs", "applied": {"mode": "%s"}}\n' "$DYNO_KNOB_MODE" >> "$DYNO_REPORT"
+printf '{"event": "eval", "metric": "accuracy", "value": 0.9}\n{"event": "done"}\n' >> "$DYNO_REPORT"
+)");
+  write_file_atomically(dir + "/space.json", R"({"axes": {"mode": ["slow", "fast"]},
+                                                 "knobs": {"mode": {"type": "choice", "choices": ["slow", "fast"], "warmup_cost": true}}})");
+  const std::string to_target = std::string(DYNO_BINARY) + " tune --objective time-to-target --target 'accuracy>=0.85' --verify-seeds 1 --space " + dir +
+                                "/space.json --out " + dir + "/run-to-target --command /bin/sh " + dir + "/to-target.sh > " + dir + "/out.txt 2>&1";
+  ASSERT_EQ(WEXITSTATUS(std::system(to_target.c_str())), 0) << read_file(dir + "/out.txt");
+  std::set<std::string> modes;
+  for (const auto& t : journal_trials(dir + "/run-to-target/journal.jsonl"))
+    if (t["point"].contains("mode")) modes.insert(t["point"]["mode"].get<std::string>());
+  EXPECT_EQ(modes, (std::set<std::string>{"slow", "fast"}));
   std::system(("rm -rf " + dir).c_str());
 }
 
