@@ -6,7 +6,6 @@
 namespace dyno {
 namespace {
 
-constexpr const char* kTcmallocLibrary = "libtcmalloc_minimal.so.4";
 constexpr const char* kHugetlbTunable = "glibc.malloc.hugetlb";
 
 }  // namespace

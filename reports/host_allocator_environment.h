@@ -8,6 +8,9 @@
 
 namespace dyno {
 
+// Debian's libtcmalloc-minimal4, the library host_allocator=tcmalloc preloads.
+inline constexpr const char* kTcmallocLibrary = "libtcmalloc_minimal.so.4";
+
 // The "NAME=value" entries a process must start with for host allocator `mode`, given the
 // LD_PRELOAD and GLIBC_TUNABLES it would inherit (null when unset) and the kernel's THP mode
 // (/sys/kernel/mm/transparent_hugepage/enabled, e.g. "always [madvise] never"); an inherited value

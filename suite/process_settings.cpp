@@ -24,7 +24,6 @@
 namespace dyno {
 namespace {
 
-constexpr const char* kTcmallocLibrary = "libtcmalloc_minimal.so.4";  // as host_allocator_environment.cpp
 constexpr const char* kPreloadedMarker = "DYNO_HOST_ALLOCATOR_PRELOADED";
 
 bool tcmalloc_loaded() { return dlsym(RTLD_DEFAULT, "tc_malloc") != nullptr; }
