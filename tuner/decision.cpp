@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "reports/comparison.h"
+
 namespace dyno {
 
 Comparison decide(const PointEvidence& a, const PointEvidence& b, const NoiseModel& noise, const DecisionRule& rule) {
@@ -11,12 +13,13 @@ Comparison decide(const PointEvidence& a, const PointEvidence& b, const NoiseMod
     c.verdict = a_out && b_out ? Verdict::Equivalent : a_out ? Verdict::SecondBetter : Verdict::FirstBetter;
     return c;
   }
-  c.difference = a.estimate() - b.estimate();
-  const double se = std::sqrt(noise.variance() * (1.0 / static_cast<double>(a.processes()) + 1.0 / static_cast<double>(b.processes())));
-  const double t = student_t_quantile(0.5 + rule.confidence / 2.0, noise.degrees_of_freedom());
-  c.standard_error = se;
-  c.low = c.difference - t * se;
-  c.high = c.difference + t * se;
+  c.posterior = difference(noise.posterior(a), noise.posterior(b));
+  c.difference = c.posterior.mean();
+  c.standard_error = c.posterior.sds.front();  // no process in a slow spell
+  const double tail = (1.0 - rule.confidence) / 2.0;
+  const double widen = student_t_quantile(1.0 - tail, noise.degrees_of_freedom()) / normal_quantile(1.0 - tail);
+  c.low = c.posterior.quantile(tail, widen);
+  c.high = c.posterior.quantile(1.0 - tail, widen);
   if (c.low > -rule.margin && c.high < rule.margin) {
     c.verdict = Verdict::Equivalent;
   } else if (c.low > 0) {
@@ -28,16 +31,16 @@ Comparison decide(const PointEvidence& a, const PointEvidence& b, const NoiseMod
 }
 
 double expected_loss(const Comparison& comparison) {
-  const double se = comparison.standard_error;
-  if (se <= 0) return 0.0;
-  const double z = std::abs(comparison.difference) / se;
-  const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
-  const double upper_tail = 0.5 * std::erfc(z / std::sqrt(2.0));
-  return se * (pdf - z * upper_tail);
+  if (comparison.standard_error <= 0) return 0.0;
+  Posterior chosen = comparison.posterior;  // of (chosen - other): the higher estimate's side
+  if (chosen.means.empty()) chosen = Posterior{{1.0}, {comparison.difference}, {comparison.standard_error}};
+  if (comparison.difference < 0)
+    for (double& m : chosen.means) m = -m;
+  return chosen.expected_shortfall();
 }
 
 bool answered(const Comparison& comparison, const DecisionRule& rule) {
-  return comparison.verdict != Verdict::Unknown || expected_loss(comparison) < rule.indifference;
+  return comparison.verdict == Verdict::Equivalent || expected_loss(comparison) < rule.indifference;
 }
 
 Verdict settle(const Comparison& comparison, const DecisionRule& rule) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <string>
 #include <utility>
@@ -35,20 +36,39 @@ class Climber {
     step.verdict = tuner_.compare(point, current_, stage);
     step.decided = tuner_.judge(point, current_).verdict == step.verdict;
     step.adopted = tuner_.preferred(step.verdict, point, current_);
-    effects_[{knob, current_[knob].dump(), value.dump()}] = tuner_.judge(point, current_).difference;
+    const PointEvidence from = tuner_.evidence(current_), to = tuner_.evidence(point);
+    std::vector<double>& effect = effects_[{knob, current_[knob].dump(), value.dump()}][point_key(point)];
+    effect.clear();
+    if (!from.failed && !to.failed)
+      for (double f : to.figures) effect.push_back(f - from.mean());
     if (step.adopted) current_ = point;
     return step;
   }
 
   // The knob-effect model refinement prunes with: log-throughput as additive knob effects, each
-  // effect the latest measured difference between the two values (elsewhere in the space). A value
-  // whose effect from the current one is a loss larger than kInteraction, the most the knobs'
-  // interactions were seen to move an effect, is predicted to lose here too and is not tried.
+  // effect known from every place in the space where the climb measured it (one figure per process
+  // of the new value, against the old value's estimate there), judged by the noise model like a
+  // point's figures. Interactions move an effect by up to kInteraction, so here the value could gain
+  // at most its effect plus kInteraction; it is not tried when that gain is worth less than the
+  // indifference in expectation (the rule that ends a comparison: tuner/decision.h).
   bool predicted_to_lose(const std::string& knob, const nlohmann::json& value) const {
     const std::string here = current_[knob].dump(), there = value.dump();
-    if (auto it = effects_.find({knob, here, there}); it != effects_.end()) return it->second < -kInteraction;
-    if (auto it = effects_.find({knob, there, here}); it != effects_.end()) return -it->second < -kInteraction;
-    return false;
+    const NoiseModel noise = tuner_.noise();
+    auto measured = [&](const std::string& from, const std::string& to) -> std::optional<Posterior> {
+      const auto it = effects_.find({knob, from, to});
+      if (it == effects_.end()) return std::nullopt;
+      PointEvidence effect;
+      for (const auto& [place, figures] : it->second) effect.figures.insert(effect.figures.end(), figures.begin(), figures.end());
+      if (effect.figures.empty()) return std::nullopt;
+      return noise.posterior(effect);
+    };
+    // The expected gain E[max(0, effect + kInteraction)], as the shortfall of its negation.
+    std::optional<Posterior> loss = measured(there, here);  // log(here / there): the gain's negation
+    const double sign = loss ? 1.0 : -1.0;
+    if (!loss) loss = measured(here, there);
+    if (!loss) return false;
+    for (double& m : loss->means) m = sign * m - kInteraction;
+    return loss->expected_shortfall() < tuner_.options().decision.indifference;
   }
 
   const nlohmann::json& current() const { return current_; }
@@ -57,7 +77,8 @@ class Climber {
   static constexpr double kInteraction = 0.10;  // on the log scale
   Tuner& tuner_;
   nlohmann::json current_;
-  std::map<std::tuple<std::string, std::string, std::string>, double> effects_;  // (knob, from, to) -> log(to / from)
+  // (knob, from, to) -> where it was measured (the new point's key) -> log(to / from), one per process
+  std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, std::vector<double>>> effects_;
 };
 
 namespace {
@@ -151,7 +172,9 @@ int64_t StagedSearch::expected_trials(const SearchSpace& space, int64_t max_tria
       neighbours += is_ordered(axis) ? std::min<int64_t>(n - 1, 2) : n - 1;
     }
   }
-  const int64_t total = kStartProcesses + once - 1 + neighbours + 1 + kFinalists * 2;
+  // A value that loses by less than a slow spell runs in a second process (its first may have been
+  // slow): about every value the search tries, on a quiet machine.
+  const int64_t total = kStartProcesses + 2 * (once - 1) + neighbours + 1 + kFinalists * 2;
   return within_trial_limit(total, max_trials);
 }
 

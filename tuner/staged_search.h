@@ -36,13 +36,13 @@ class StagedSearch : public Strategy {
   explicit StagedSearch(double oom_margin = 0.1) : oom_margin_(oom_margin) {}
   void run(Tuner& tuner) override;
   // An estimate (the search adapts): the start point's processes, every value of the process,
-  // pipeline and other axes once, up to four batch sizes, one refinement round's neighbours, and
-  // the race.
+  // pipeline and other axes in two processes, up to four batch sizes, one refinement round's
+  // neighbours, and the race.
   int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
 
   static constexpr int64_t kStartProcesses = 3;
   static constexpr size_t kFinalists = 3;
-  static constexpr int64_t kRaceRounds = 3;
+  static constexpr int64_t kRaceRounds = 8;
 
  private:
   void grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage) const;

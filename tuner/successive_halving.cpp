@@ -32,22 +32,21 @@ void SuccessiveHalving::run(Tuner& tuner) {
   int64_t level = 1;
   while (points.size() > kFinalists) {
     for (const auto& p : points) tuner.measure(p, "halving-rung" + std::to_string(level), level);
-    // measure() grows the trial list (references into it move): rank copies found by key.
-    std::vector<std::pair<nlohmann::json, Trial>> ranked;
+    // A strict weak ordering (pairwise verdicts are not one: intervals that overlap pairwise do not
+    // order a set): points without a failed process first, then the higher estimate, then the
+    // simpler point, then the point's key, a fixed order for equal figures.
+    const NoiseModel noise = tuner.noise();
+    std::vector<std::tuple<bool, double, int64_t, std::string, nlohmann::json>> ranked;
     for (const auto& p : points)
-      for (const auto& t : tuner.trials())
-        if (t.key == trial_key(p, level)) ranked.emplace_back(p, t);
-    // A strict weak ordering (pairwise comparisons of intervals are not one: intervals that
-    // overlap pairwise do not order a set): successful trials first, then the median objective, then the simpler point,
-    // then the point's key, a fixed order for equal figures.
-    auto rank = [&](const std::pair<nlohmann::json, Trial>& r) {
-      return std::make_tuple(!r.second.ok(), -r.second.objective, tuner.complexity(r.second.point), r.second.key);
-    };
-    std::sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+      ranked.emplace_back(tuner.evidence(p).failed, -tuner.estimate(p, noise), tuner.complexity(p), point_key(p), p);
+    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+      return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a), std::get<3>(a)) <
+             std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b));
+    });
     const size_t keep = std::max<size_t>(1, points.size() / static_cast<size_t>(reduction_));
     points.clear();
     for (size_t i = 0; i < keep && i < ranked.size(); ++i)
-      if (ranked[i].second.ok()) points.push_back(ranked[i].first);
+      if (!std::get<0>(ranked[i])) points.push_back(std::get<4>(ranked[i]));
     level *= reduction_;
   }
   tuner.final_race(points, kRaceRounds);

@@ -17,7 +17,7 @@ class SuccessiveHalving : public Strategy {
   int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
 
   static constexpr size_t kFinalists = 3;
-  static constexpr int64_t kRaceRounds = 3;
+  static constexpr int64_t kRaceRounds = 8;
 
  private:
   size_t first_rung(int64_t grid_size, int64_t max_trials) const;

@@ -17,6 +17,14 @@ std::string describe_changes(const Tuner& tuner, const nlohmann::json& point) {
   return out.empty() ? "(start)" : out;
 }
 
+std::string describe_noise(const NoiseModel& noise) {
+  char line[200];
+  std::snprintf(line, sizeof line, "noise between processes: %.1f%% spread, slow spells in %.0f%% of processes at %.0f%% slower (%.0f degrees of freedom)",
+                100.0 * (std::exp(noise.sigma()) - 1.0), 100.0 * noise.slow_chance(), 100.0 * (1.0 - std::exp(-noise.slow_shift())),
+                noise.degrees_of_freedom());
+  return line;
+}
+
 nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) {
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& t : tuner.trials()) {
@@ -24,6 +32,7 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
     j["changes"] = describe_changes(tuner, t.point);
     trials.push_back(j);
   }
+  const NoiseModel noise = tuner.noise();
   nlohmann::json pareto = nlohmann::json::array();
   for (const Trial* t : tuner.pareto_front())
     pareto.push_back({{"id", t->id}, {"samples_per_second", t->samples_per_second}, {"peak_memory_bytes", t->peak_memory_bytes},
@@ -53,6 +62,8 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
                                          {"config", summary.best_config}}
                         : nlohmann::json(nullptr)},
           {"pareto_front", pareto},
+          {"noise", {{"sigma", noise.sigma()}, {"slow_chance", noise.slow_chance()}, {"slow_shift", noise.slow_shift()},
+                     {"degrees_of_freedom", noise.degrees_of_freedom()}}},
           {"cost", {{"trials", tuner.executed_trials()}, {"trial_time_s", tuner.spent_s()}, {"wall_time_s", summary.wall_time_s}}},
           {"throughput_phase", summary.throughput_phase},
           {"verification", summary.verification},

@@ -122,13 +122,13 @@ Trial Tuner::measure_losses_up_to(const nlohmann::json& point, const std::string
 
 // The bar a process racing `point` stops under: below it, the process's own upper bound shows it
 // cannot beat the point's lower bound even if the process ran slow by the noise's whole interval.
+// (A slow spell is not allowed for: the comparison after it is, and buys another process.)
 double Tuner::race_bar(const nlohmann::json& point) const {
   const PointEvidence e = evidence(point);
   if (e.failed || e.figures.empty()) return 0.0;
   const NoiseModel n = noise();
   const double t = student_t_quantile(0.5 + options_.decision.confidence / 2.0, n.degrees_of_freedom());
-  const double sigma = std::sqrt(n.variance());
-  return std::exp(e.estimate() - t * sigma / std::sqrt(static_cast<double>(e.processes())) - t * sigma);
+  return std::exp(e.mean() - t * n.sigma() / std::sqrt(static_cast<double>(e.processes())) - t * n.sigma());
 }
 
 // The point's highest budget level below `budget_level` that measured fine and kept its windows.
@@ -247,15 +247,16 @@ PointEvidence Tuner::evidence(const nlohmann::json& point) const {
 }
 
 NoiseModel Tuner::noise() const {
-  NoiseModel model;
   std::map<std::string, nlohmann::json> points;
   for (const auto& t : trials_)
     if (t.ok() && !t.after_search() && visible(t)) points.emplace(point_key(t.point), t.point);
-  for (const auto& [key, point] : points) {
-    const PointEvidence e = evidence(point);
-    if (!e.failed) model.add(e);
-  }
-  return model;
+  std::vector<PointEvidence> evidence_of;
+  for (const auto& [key, point] : points) evidence_of.push_back(evidence(point));
+  return NoiseModel::fit(evidence_of);
+}
+
+double Tuner::estimate(const nlohmann::json& point, const NoiseModel& noise) const {
+  return noise.posterior(evidence(point)).mean();
 }
 
 Comparison Tuner::judge(const nlohmann::json& a, const nlohmann::json& b) const {
@@ -299,13 +300,14 @@ bool Tuner::tie_break(const nlohmann::json& a, const nlohmann::json& b) const {
     if (saving > material) return true;
     if (-saving > material) return false;
   }
-  return evidence(a).estimate() > evidence(b).estimate();
+  const NoiseModel n = noise();
+  return estimate(a, n) > estimate(b, n);
 }
 
 void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
   auto leader = [&] {
-    return *std::max_element(points.begin(), points.end(),
-                             [&](const auto& x, const auto& y) { return evidence(x).estimate() < evidence(y).estimate(); });
+    const NoiseModel n = noise();
+    return *std::max_element(points.begin(), points.end(), [&](const auto& x, const auto& y) { return estimate(x, n) < estimate(y, n); });
   };
   auto drop = [&](const std::function<bool(const nlohmann::json&)>& out) { points.erase(std::remove_if(points.begin(), points.end(), out), points.end()); };
   auto decided = [&] {
@@ -344,9 +346,10 @@ std::vector<nlohmann::json> Tuner::leading_points(size_t count) const {
   for (const auto& t : trials_)
     if (t.candidate() && visible(t)) points.emplace(point_key(t.point), t.point);
   std::vector<std::pair<double, nlohmann::json>> ranked;
+  const NoiseModel n = noise();
   for (const auto& [key, point] : points) {
     const PointEvidence e = evidence(point);
-    if (!e.failed && !e.figures.empty()) ranked.emplace_back(e.estimate(), point);
+    if (!e.failed && !e.figures.empty()) ranked.emplace_back(n.posterior(e).mean(), point);
   }
   // Highest estimate first; equal estimates in the order of their keys (a strict weak ordering).
   std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {

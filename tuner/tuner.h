@@ -21,6 +21,7 @@
 #include "tuner/convergence_guard.h"
 #include "tuner/decision.h"
 #include "tuner/evidence.h"
+#include "tuner/noise_model.h"
 #include "tuner/search_space.h"
 #include "tuner/trial.h"
 #include "tuner/trial_executor.h"
@@ -79,8 +80,11 @@ class Tuner {
 
   // Every process that measured `point` in this run so far (on a resume: so far in the replay).
   PointEvidence evidence(const nlohmann::json& point) const;
-  // The between-process noise, from every point measured more than once.
+  // The between-process noise, fitted to every point measured more than once.
   NoiseModel noise() const;
+  // The point's estimate (log scale): its posterior mean under `noise` (a point measured once is
+  // raised by the slow-spell chance times the slow shift; a slow figure among others counts little).
+  double estimate(const nlohmann::json& point, const NoiseModel& noise) const;
   // decide(a, b) on the evidence as it stands.
   Comparison judge(const nlohmann::json& a, const nlohmann::json& b) const;
   // decide(a, b), measuring the less-measured point once more (stage `stage`) while the answer is

@@ -537,6 +537,7 @@ int run_tune(const TuneArgs& args) {
                   tunable.subject.throughput_unit.c_str(), best->ci_low, best->ci_high, describe_changes(tuner, best->point).c_str());
     else
       std::printf("\nno trial succeeded; see the reasons above\n");
+    if (best) std::printf("%s\n", describe_noise(tuner.noise()).c_str());
     if (!summary.verification.is_null()) {
       const auto& v = summary.verification;
       auto seconds = [](const nlohmann::json& t) {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "noisy_process_executor.h"
 #include "synthetic_executor.h"
 #include "table_executor.h"
 #include "tuner/strategy.h"
@@ -150,9 +151,10 @@ TEST(StagedSearch, ASlowSpellInOneProcessDoesNotEndTheBatchGrowth) {
   EXPECT_EQ(tuner.best()->point, optimum) << tuner.best()->point.dump();
 }
 
-// One thread loses clearly to two at batch 64 (by 10%, under the 25% that rules a value out
-// everywhere), and fp32 to bf16 at 128; both gaps only widen with the batch, so neither is tried
-// again in the refinement at 256 and 512. Four threads (a gap that can close) are.
+// One thread loses clearly to two at batch 64 (by 20%: its interval's upper bound lies below the
+// 10% that interactions may move an effect), and fp32 to bf16 at 128; both gaps only widen with the
+// batch, so neither is tried again in the refinement at 256 and 512. Four threads (a 5% gap, within
+// what an interaction can close) are.
 TEST(StagedSearch, RefinementDoesNotRetryAtALargerBatchWhatCanOnlyLoseMore) {
   SearchSpace space;
   space.set_axis("threads", {1, 2, 4});
@@ -162,9 +164,9 @@ TEST(StagedSearch, RefinementDoesNotRetryAtALargerBatchWhatCanOnlyLoseMore) {
     const auto b = static_cast<double>(p["batch_size"].get<int64_t>());
     double v = 100 + b / 4;  // grows to 512
     const auto threads = p["threads"].get<int64_t>();
-    if (threads == 1) v *= 0.9;
+    if (threads == 1) v *= 0.8;
     if (threads == 4) v *= 0.95;
-    if (p["amp"] == "bf16") v *= 1.15;
+    if (p["amp"] == "bf16") v *= 1.3;
     return v;
   });
   Tuner tuner(space, {{"threads", 1}, {"batch_size", 64}, {"amp", "off"}}, executor, with_strategy("staged"));
@@ -182,8 +184,8 @@ TEST(StagedSearch, RefinementDoesNotRetryAtALargerBatchWhatCanOnlyLoseMore) {
 }
 
 // Session 9 bench runs 3 and 4: one loader thread lost clearly at 64 and 128 and was still tried
-// at 256 and 512 as the refinement walked the batch up. A value that lost clearly at two smaller
-// batch sizes is not tried again.
+// at 256 and 512 as the refinement walked the batch up. A value that lost clearly (by 20%) at
+// smaller batch sizes is not tried again.
 TEST(StagedSearch, RefinementDoesNotRetryWhatLostClearlyAtTwoSmallerBatches) {
   SearchSpace space;
   space.set_axis("num_workers", {0, 1});
@@ -192,7 +194,7 @@ TEST(StagedSearch, RefinementDoesNotRetryWhatLostClearlyAtTwoSmallerBatches) {
   testing::TableExecutor executor([](const nlohmann::json& p) {
     const auto b = static_cast<double>(p["batch_size"].get<int64_t>());
     double v = p["amp"] == "off" ? 300 : 300 + b / 2;  // fp32 is flat, so the first growth stops at 128
-    if (p["num_workers"] == 1) v *= 0.9;
+    if (p["num_workers"] == 1) v *= 0.8;
     return v;
   });
   Tuner tuner(space, {{"num_workers", 0}, {"batch_size", 64}, {"amp", "off"}}, executor, with_strategy("staged"));
@@ -297,18 +299,21 @@ TEST(RandomSearch, FindsTheOptimumWithinItsBudgetAndRespectsIt) {
   for (size_t i = 0; i < 10; ++i) EXPECT_EQ(repeat.trials()[i].point, limited.trials()[i].point);
 }
 
-TEST(SuccessiveHalving, FindsTheOptimumThroughNoisyShortMeasurements) {
+// Every process at its own speed (4% between processes, a slow spell in one process in ten): the
+// winner is within 3% of the optimum (batch 256 and 512 are 2% apart), measured in more than one
+// process, with fewer trials than two passes over the grid.
+TEST(SuccessiveHalving, FindsTheOptimumThroughNoisyProcesses) {
   SearchSpace space;
   space.set_axis("threads", {1, 2, 4});
   space.set_axis("num_workers", {0, 1, 2, 3});
   space.set_axis("batch_size", {64, 128, 256, 512});
-  testing::SyntheticExecutor executor;
-  executor.noise_at_level_one = 0.05;  // 5% noise in the first rung, 1.7% in the second, ...
+  testing::NoisyProcessExecutor executor(1, {0.04, 0.1});
   Tuner tuner(space, {{"threads", 1}, {"num_workers", 0}, {"batch_size", 64}}, executor, with_strategy("halving", 200));
   tuner.run();
   ASSERT_NE(tuner.best(), nullptr);
-  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"threads", 2}, {"num_workers", 2}, {"batch_size", 256}}));
-  EXPECT_GT(tuner.best()->budget_level, 1);  // the winner was measured longer
+  const nlohmann::json optimum = {{"threads", 2}, {"num_workers", 2}, {"batch_size", 256}};
+  EXPECT_GE(testing::SyntheticExecutor::value(tuner.best()->point), 0.97 * testing::SyntheticExecutor::value(optimum)) << tuner.best()->point.dump();
+  EXPECT_GT(tuner.evidence(tuner.best()->point).processes(), 1u);
   EXPECT_LT(tuner.executed_trials(), 48 * 2);
 }
 

@@ -37,8 +37,14 @@ void run_seeds(const std::string& strategy, int64_t max_trials, int seeds, const
     within += found >= 0.97 * optimum;
     trials += tuner.executed_trials();
     spent += tuner.spent_s();
-    std::printf("%-8s seed %2d: %5.1f%% of the optimum in %3lld trials\n", strategy.c_str(), seed, 100.0 * found / optimum,
-                static_cast<long long>(tuner.executed_trials()));
+    // Where the pick differs from the optimum.
+    std::string off;
+    const nlohmann::json best_point = testing::synthetic_optimum();
+    if (best)
+      for (const auto& [knob, value] : best_point.items())
+        if (best->point.value(knob, value) != value) off += " " + knob + "=" + best->point[knob].dump();
+    std::printf("%-8s seed %2d: %5.1f%% of the optimum in %3lld trials%s\n", strategy.c_str(), seed, 100.0 * found / optimum,
+                static_cast<long long>(tuner.executed_trials()), off.c_str());
   }
   std::printf("%-8s %d of %d seeds within 3%% of the optimum (goal: 19 of 20), %.1f trials a seed on average (the grid: %lld), %.1f%% of the grid's time\n\n",
               strategy.c_str(), within, seeds, static_cast<double>(trials) / seeds, static_cast<long long>(testing::synthetic_space().grid_size()),

@@ -102,36 +102,36 @@ testing::TableExecutor by_level(std::map<int64_t, std::map<int64_t, double>> fig
       }));
 }
 
-// Without an indifference, compare measures until the evidence answers (or the cap).
-TunerOptions until_known() {
+// Without an indifference, compare measures until the cap: a verdict alone does not end it, since
+// a verdict at 95% may still be wrong by more than the choice is worth.
+TunerOptions until_the_cap() {
   TunerOptions options;
   options.decision.indifference = 0;
   return options;
 }
 
-TEST(Tuner, CompareMeasuresTheLessMeasuredPointAgainUntilTheAnswerIsKnown) {
+TEST(Tuner, CompareMeasuresTheLessMeasuredPointAgainUntilTheCap) {
   // Batch 128 is 4% faster than 64; one process each cannot tell that from the noise.
   auto executor = by_level({{64, {{1, 100}, {2, 100.5}, {3, 99.5}, {4, 100}}}, {128, {{1, 104}, {2, 103.5}, {3, 104.5}, {4, 104}}}});
   SearchSpace space;
   space.set_axis("batch_size", {64, 128});
-  Tuner tuner(space, {{"batch_size", 64}}, executor, until_known());
+  Tuner tuner(space, {{"batch_size", 64}}, executor, until_the_cap());
   const nlohmann::json small = {{"batch_size", 64}}, large = {{"batch_size", 128}};
   tuner.measure(small, "start");
   tuner.measure(large, "batch");
   EXPECT_EQ(tuner.judge(large, small).verdict, Verdict::Unknown);
   EXPECT_EQ(tuner.compare(large, small, "batch"), Verdict::FirstBetter);
-  // Each new process went to the less-measured point (the first named on a tie) until 128's fourth decided it.
-  EXPECT_EQ(executor.levels, (std::vector<int64_t>{1, 1, 2, 2, 3, 3, 4}));
-  EXPECT_EQ(tuner.evidence(large).processes(), 4u);
+  // Each new process went to the less-measured point (the first named on a tie), four each.
+  EXPECT_EQ(executor.levels, (std::vector<int64_t>{1, 1, 2, 2, 3, 3, 4, 4}));
+  EXPECT_EQ(tuner.judge(large, small).verdict, Verdict::FirstBetter);
   EXPECT_EQ(tuner.trials().back().stage, "batch");
-  // Asked again, the evidence answers: nothing more is measured.
+  // Asked again, both are at the cap: nothing more is measured.
   EXPECT_EQ(tuner.compare(small, large, "batch"), Verdict::SecondBetter);
-  EXPECT_EQ(executor.levels.size(), 7u);
+  EXPECT_EQ(executor.levels.size(), 8u);
 }
 
-// The same points with the default indifference: once two processes each agree to within 0.5%,
-// taking the higher estimate could cost under 0.2% in expectation, so compare settles on it
-// without the processes that would make the interval exclude zero.
+// The same points with the default indifference: once the processes agree, taking the higher
+// estimate could cost under 0.05% in expectation, so compare settles on it before the cap.
 TEST(Tuner, CompareStopsOnceAWrongChoiceCouldOnlyCostLittle) {
   auto executor = by_level({{64, {{1, 100}, {2, 100.5}, {3, 99.5}, {4, 100}}}, {128, {{1, 104}, {2, 103.5}, {3, 104.5}, {4, 104}}}});
   SearchSpace space;
@@ -185,7 +185,7 @@ TEST(Tuner, EvidenceHasOneFigurePerProcess) {
   ASSERT_EQ(e.processes(), 2u);
   EXPECT_NEAR(e.figures[0], std::log(100.0), 1e-12);
   EXPECT_NEAR(e.figures[1], std::log(200.0), 1e-12);
-  EXPECT_NEAR(e.estimate(), std::log(std::sqrt(100.0 * 200.0)), 1e-12);  // a geometric mean
+  EXPECT_NEAR(e.mean(), std::log(std::sqrt(100.0 * 200.0)), 1e-12);  // a geometric mean
   EXPECT_FALSE(e.failed);
   EXPECT_TRUE(tuner.evidence({{"batch_size", 128}}).figures.empty());  // not measured
 }
@@ -286,7 +286,7 @@ TEST(Tuner, TheFinalRaceDropsWhatTheLeaderBeatsAndPrefersTheSimplerOfEquivalentP
                             {256, {{1, 90}, {2, 90}, {3, 90}, {4, 90}}}});
   SearchSpace space;
   space.set_axis("batch_size", {64, 128, 256});
-  Tuner tuner(space, {{"batch_size", 64}}, executor, until_known());
+  Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
   const nlohmann::json b64 = {{"batch_size", 64}}, b128 = {{"batch_size", 128}}, b256 = {{"batch_size", 256}};
   for (const auto& p : {b64, b128, b256}) tuner.measure(p, "a");
   EXPECT_EQ(tuner.leading_points(3), (std::vector<nlohmann::json>{b128, b64, b256}));
@@ -304,7 +304,7 @@ TEST(Tuner, TheFinalRaceEndsOnceTheLeaderIsDecidedAgainstEveryPointLeft) {
   auto executor = by_level({{64, {{1, 100}, {2, 100}}}, {128, {{1, 130}, {2, 130}}}});
   SearchSpace space;
   space.set_axis("batch_size", {64, 128});
-  Tuner tuner(space, {{"batch_size", 64}}, executor, until_known());
+  Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
   tuner.measure({{"batch_size", 64}}, "a");
   tuner.measure({{"batch_size", 128}}, "a");
   tuner.final_race(tuner.leading_points(3), 3);
@@ -415,7 +415,7 @@ class SeedExecutor : public testing::SyntheticExecutor {
 
 // A time-to-target tuner with the first seed of the start point at each thread count measured.
 std::unique_ptr<Tuner> seeds_tuner(SeedExecutor& executor, std::initializer_list<int64_t> thread_counts) {
-  TunerOptions to_target = until_known();  // the race's rounds run until the seeds decide
+  TunerOptions to_target;
   to_target.objective = "time-to-target";
   auto tuner = std::make_unique<Tuner>(testing::synthetic_space(), start(), executor, to_target);
   for (int64_t threads : thread_counts) {

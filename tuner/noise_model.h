@@ -1,0 +1,62 @@
+// NoiseModel: how far one process's figure for a point lies from the point's true value, fitted to
+// every point measured in more than one process. A shared machine's noise has two parts: a normal
+// spread between processes (sigma), and now and then a process that runs the whole way in a slow
+// spell (another tenant, a cold cache, memory in small pages), slower by a fraction far beyond the
+// spread. A slow spell only ever lowers a figure: under a normal model alone, a good point measured
+// once in a slow spell would lose decidedly, and one slow figure among several drags a mean down.
+//
+// So a figure is the true value plus a normal error, less `slow_shift` with probability
+// `slow_chance`. The three parameters are fitted by expectation-maximisation over the repeated
+// points (which of their processes ran slow is the hidden part), each parameter with a weak prior,
+// so that the first decisions, before any point was measured twice, are cautious rather than blind,
+// and a machine without slow spells soon shows it.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "tuner/evidence.h"
+#include "tuner/posterior.h"
+
+namespace dyno {
+
+class NoiseModel {
+ public:
+  static constexpr double kPriorSigma = 0.05;       // the normal spread: this machine's typical 5%
+  static constexpr double kPriorSigmaWeight = 1.0;  // worth one degree of freedom
+  static constexpr double kPriorSlowChance = 0.1;   // one process in ten
+  static constexpr double kPriorSlowWeight = 10.0;  // worth ten processes
+  static constexpr double kPriorSlowShift = 0.2;    // log scale: about 18% slower
+  static constexpr double kPriorShiftWeight = 1.0;  // worth two figures, one of them slow
+  // A slow spell's size varies: its standard deviation, as a share of the shift. (The fit takes the
+  // shift as fixed; the posterior widens each component by the spells it assumes.)
+  static constexpr double kSlowSpread = 0.25;
+
+  NoiseModel() = default;  // the priors alone
+  // Fitted to `points`; those measured in fewer than two processes carry no information about the noise.
+  static NoiseModel fit(const std::vector<PointEvidence>& points);
+
+  double sigma() const { return sigma_; }
+  double variance() const { return sigma_ * sigma_; }
+  // Of sigma's estimate: the prior's weight plus one for each repeated process.
+  double degrees_of_freedom() const { return degrees_of_freedom_; }
+  double slow_chance() const { return slow_chance_; }
+  double slow_shift() const { return slow_shift_; }
+
+  // What the point's figures say about its true value, from a flat prior: component k stands for
+  // "k of its n processes ran in a slow spell", its mean the figures' mean plus k / n slow shifts,
+  // its variance (n sigma^2 + k spread^2) / n^2.
+  Posterior posterior(const PointEvidence& point) const;
+
+ private:
+  double sigma_ = kPriorSigma;
+  double degrees_of_freedom_ = kPriorSigmaWeight;
+  double slow_chance_ = kPriorSlowChance;
+  double slow_shift_ = kPriorSlowShift;
+};
+
+// Student's t quantile: exact for one and two degrees of freedom, else the Cornish-Fisher expansion
+// around the normal quantile (within 0.1% of the tables from three degrees of freedom).
+double student_t_quantile(double p, double degrees_of_freedom);
+
+}  // namespace dyno
