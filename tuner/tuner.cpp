@@ -247,12 +247,17 @@ PointEvidence Tuner::evidence(const nlohmann::json& point) const {
 }
 
 NoiseModel Tuner::noise() const {
+  // The fit changes only when a trial is added or a journaled one is replayed (becomes visible).
+  const auto visible_count = static_cast<size_t>(std::count(replayed_.begin(), replayed_.end(), true));
+  const std::pair<size_t, size_t> key{trials_.size(), visible_count};
+  if (noise_cache_ && noise_cache_->first == key) return noise_cache_->second;
   std::map<std::string, nlohmann::json> points;
   for (const auto& t : trials_)
     if (t.ok() && !t.after_search() && visible(t)) points.emplace(point_key(t.point), t.point);
   std::vector<PointEvidence> evidence_of;
-  for (const auto& [key, point] : points) evidence_of.push_back(evidence(point));
-  return NoiseModel::fit(evidence_of);
+  for (const auto& entry : points) evidence_of.push_back(evidence(entry.second));
+  noise_cache_.emplace(key, NoiseModel::fit(evidence_of));
+  return noise_cache_->second;
 }
 
 double Tuner::estimate(const nlohmann::json& point, const NoiseModel& noise) const {

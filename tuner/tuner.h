@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tuner/convergence_guard.h"
@@ -147,6 +148,8 @@ class Tuner {
   bool resumed_ = false;
   int64_t awaiting_reference_ = 0;  // trials executed but waiting for their guard reference
   std::optional<nlohmann::json> race_winner_;
+  // noise() fitted at (trials, visible trials): every decision asks for it, the fit runs once per change.
+  mutable std::optional<std::pair<std::pair<size_t, size_t>, NoiseModel>> noise_cache_;
 };
 
 // The journal's first line: what the run was, so --resume can refuse a mismatched one.
