@@ -143,4 +143,80 @@ KnobRole role_of(const std::string& name) {
   return knob ? knob->role : KnobRole::Other;
 }
 
+namespace {
+
+// A program knob's role, as its declaration names it: the stage of the staged search that tries it
+// (process, pipeline; other after the batch) or the phase of time to target (convergence), as the
+// knob table declares dyno's own. "batch" is dyno's batch_size alone.
+KnobRole declared_role(const std::string& where, const nlohmann::json& spec) {
+  static const std::vector<std::pair<std::string, KnobRole>> kRoles = {
+      {"process", KnobRole::Process}, {"pipeline", KnobRole::Pipeline}, {"numerics", KnobRole::Numerics},
+      {"convergence", KnobRole::Convergence}, {"other", KnobRole::Other}};
+  if (spec.contains("convergence") && !spec["convergence"].is_boolean())
+    throw UserError("space", where + ": \"convergence\" is " + spec["convergence"].dump() + ", not true or false");
+  const bool convergence = spec.value("convergence", false);
+  if (!spec.contains("role")) return convergence ? KnobRole::Convergence : KnobRole::Other;
+  for (const auto& [name, role] : kRoles)
+    if (spec["role"] == name) {
+      if (convergence && role != KnobRole::Convergence)
+        throw UserError("space", where + ": \"convergence\": true and \"role\": \"" + name + "\" disagree; give one");
+      return role;
+    }
+  throw UserError("space", where + ": \"role\" is " + spec["role"].dump() + ", not one of process, pipeline, numerics, convergence, other");
+}
+
+}  // namespace
+
+Knob declared_knob(const std::string& name, const nlohmann::json& spec) {
+  const std::string where = "knob " + name;
+  if (!spec.is_object() || !spec.contains("type") || !spec["type"].is_string())
+    throw UserError("space", where + ": expected {\"type\": \"bool\" | \"integer\" | \"real\" | \"choice\" | \"text\", ...}, got " + spec.dump());
+  for (const auto& [field, value] : spec.items())
+    if (field != "type" && field != "min" && field != "max" && field != "choices" && field != "default" && field != "reference" && field != "role" &&
+        field != "convergence" && field != "warmup_cost")
+      throw UserError("space", where + ": unknown field '" + field + "' (valid: type, min, max, choices, default, reference, role, convergence, warmup_cost)");
+  Knob knob;
+  knob.name = name;
+  knob.tunable = true;
+  knob.description = "declared by the search space";
+  const std::string type = spec["type"];
+  if (type == "bool" || type == "boolean") knob.type = KnobType::Boolean;
+  else if (type == "integer" || type == "real") {
+    knob.type = type == "integer" ? KnobType::Integer : KnobType::Real;
+    knob.min_value = -1e18;
+    knob.max_value = 1e18;
+    for (const char* bound : {"min", "max"})
+      if (spec.contains(bound)) {
+        if (!spec[bound].is_number()) throw UserError("space", where + ": \"" + bound + "\" is " + spec[bound].dump() + ", not a number");
+        (bound[1] == 'i' ? knob.min_value : knob.max_value) = spec[bound].get<double>();
+      }
+    if (knob.min_value > knob.max_value) throw UserError("space", where + ": min is above max");
+  } else if (type == "choice") {
+    knob.type = KnobType::Choice;
+    if (!spec.contains("choices") || !spec["choices"].is_array() || spec["choices"].empty())
+      throw UserError("space", where + ": a choice needs \"choices\": [\"a\", \"b\", ...]");
+    for (const auto& c : spec["choices"]) {
+      if (!c.is_string()) throw UserError("space", where + ": choice " + c.dump() + " is not a string");
+      knob.choices.push_back(c.get<std::string>());
+    }
+  } else if (type == "text") {
+    knob.type = KnobType::Text;
+  } else {
+    throw UserError("space", where + ": type '" + type + "' is not one of bool, integer, real, choice, text");
+  }
+  for (const char* value : {"default", "reference"})
+    if (spec.contains(value)) {
+      try {
+        knob.validate(spec[value]);
+      } catch (const UserError&) {
+        throw UserError("space", where + ": " + value + " " + spec[value].dump() + " is not " + knob.valid_text());
+      }
+    }
+  knob.role = declared_role(where, spec);
+  if (spec.contains("warmup_cost") && !spec["warmup_cost"].is_boolean())
+    throw UserError("space", where + ": \"warmup_cost\" is " + spec["warmup_cost"].dump() + ", not true or false");
+  knob.warmup_cost = spec.value("warmup_cost", false);
+  return knob;
+}
+
 }  // namespace dyno

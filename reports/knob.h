@@ -56,6 +56,10 @@ const std::vector<Knob>& all_knobs();
 const Knob* find_knob(const std::string& name);
 // Like find_knob, but throws a UserError that lists the known names.
 const Knob& knob_or_throw(const std::string& name, const std::string& where = "config");
+// A program's own knob, as a search space declares it: {"type": bool|integer|real|choice|text,
+// "min", "max", "choices", "default", "reference", "role", "convergence" (true: the role
+// convergence), "warmup_cost"}. A UserError("space", ...) names the knob, the field and what is valid.
+Knob declared_knob(const std::string& name, const nlohmann::json& spec);
 // The knob's role, or Other for a name no knob has (a program's own knob).
 KnobRole role_of(const std::string& name);
 

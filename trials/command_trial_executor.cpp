@@ -12,6 +12,7 @@
 #include "reports/quantity.h"
 #include "reports/statistics.h"
 #include "reports/user_error.h"
+#include "trials/child_outcome.h"
 #include "trials/program_report.h"
 
 namespace dyno {

@@ -12,6 +12,7 @@
 #include "reports/quantity.h"
 #include "reports/run_report.h"
 #include "reports/user_error.h"
+#include "trials/child_outcome.h"
 #include "trials/program_command.h"
 
 namespace dyno {

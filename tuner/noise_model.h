@@ -55,8 +55,4 @@ class NoiseModel {
   double slow_shift_ = kPriorSlowShift;
 };
 
-// Student's t quantile: exact for one and two degrees of freedom, else the Cornish-Fisher expansion
-// around the normal quantile (within 0.1% of the tables from three degrees of freedom).
-double student_t_quantile(double p, double degrees_of_freedom);
-
 }  // namespace dyno

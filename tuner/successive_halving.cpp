@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <random>
-#include <tuple>
 
 #include "tuner/tuner.h"
 
@@ -32,21 +31,9 @@ void SuccessiveHalving::run(Tuner& tuner) {
   int64_t level = 1;
   while (points.size() > kFinalists) {
     for (const auto& p : points) tuner.measure(p, "halving-rung" + std::to_string(level), level);
-    // A strict weak ordering (pairwise verdicts are not one: intervals that overlap pairwise do not
-    // order a set): points without a failed process first, then the higher estimate, then the
-    // simpler point, then the point's key, a fixed order for equal figures.
-    const NoiseModel noise = tuner.noise();
-    std::vector<std::tuple<bool, double, int64_t, std::string, nlohmann::json>> ranked;
-    for (const auto& p : points)
-      ranked.emplace_back(tuner.evidence(p).failed, -tuner.estimate(p, noise), tuner.complexity(p), point_key(p), p);
-    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-      return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a), std::get<3>(a)) <
-             std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b));
-    });
     const size_t keep = std::max<size_t>(1, points.size() / static_cast<size_t>(reduction_));
-    points.clear();
-    for (size_t i = 0; i < keep && i < ranked.size(); ++i)
-      if (!std::get<0>(ranked[i])) points.push_back(std::get<4>(ranked[i]));
+    points = tuner.ranked(points);
+    if (points.size() > keep) points.resize(keep);
     level *= reduction_;
   }
   tuner.final_race(points, kRaceRounds);

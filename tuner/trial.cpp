@@ -1,14 +1,10 @@
 #include "tuner/trial.h"
 
-#include <signal.h>
-
 #include <cmath>
-#include <cstring>
 
 #include "reports/json_fields.h"
 #include "reports/statistics.h"
 #include "tuner/search_space.h"
-#include "tuner/trial_executor.h"
 
 namespace dyno {
 
@@ -87,24 +83,6 @@ Trial trial_from_json(const nlohmann::json& json, const std::string& where) {
   t.wall_time_s = j.number("wall_time_s");
   t.report_path = j.text("report_path");
   return t;
-}
-
-bool record_abnormal_end(Trial& trial, const ChildResult& child, double timeout_s) {
-  if (child.interrupted) {
-    trial.outcome = Outcome::Interrupted;
-    trial.reason = "the tuner was interrupted";
-  } else if (child.timed_out) {
-    trial.outcome = Outcome::Timeout;
-    trial.reason = "no result within " + std::to_string(static_cast<int>(timeout_s)) + " s; killed";
-  } else if (child.signaled && !child.stopped) {
-    const int sig = child.signal;
-    trial.outcome = sig == SIGABRT ? Outcome::Aborted : Outcome::Crashed;
-    trial.reason = std::string("killed by signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")" +
-                   (sig == SIGKILL ? "; often the kernel's out-of-memory killer" : "");
-  } else {
-    return false;
-  }
-  return true;
 }
 
 }  // namespace dyno

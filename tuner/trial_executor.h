@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <string>
 
-#include "reports/child_process.h"
 #include "tuner/trial.h"
 
 namespace dyno {
@@ -38,11 +37,5 @@ class TrialExecutor {
   // Set by a signal handler: the running trial's process is killed and execute() returns "interrupted".
   static inline std::atomic<bool> interrupted{false};
 };
-
-// Sets the trial's outcome when its process did not end on its own: "interrupted" (the tuner
-// was), "timeout" (killed after `timeout_s`), or killed by a signal ("aborted" for SIGABRT, else
-// "crashed"; a signal the caller sent to stop it, ChildResult::stopped, is not one). False when
-// the process exited by itself (or was stopped), and the trial is untouched.
-bool record_abnormal_end(Trial& trial, const ChildResult& child, double timeout_s);
 
 }  // namespace dyno

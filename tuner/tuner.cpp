@@ -5,8 +5,10 @@
 #include <fstream>
 #include <optional>
 #include <map>
+#include <tuple>
 
 #include "reports/atomic_file.h"
+#include "reports/comparison.h"
 #include "reports/statistics.h"
 #include "reports/user_error.h"
 #include "tuner/journal.h"
@@ -28,9 +30,21 @@ void Tuner::load_journal() {
   resumed_ = !trials_.empty();
 }
 
-void Tuner::append_to_journal(const Trial& trial) {
-  if (options_.journal_path.empty()) return;
-  append_line_durably(options_.journal_path, nlohmann::json{{"kind", "trial"}, {"trial", to_json(trial)}}.dump());
+std::optional<Trial> Tuner::recall(const std::string& key) {
+  const auto it = by_key_.find(key);
+  if (it == by_key_.end()) return std::nullopt;
+  replayed_[it->second] = true;
+  return trials_[it->second];
+}
+
+Trial Tuner::record(Trial trial) {
+  by_key_[trial.key] = trials_.size();
+  trials_.push_back(std::move(trial));
+  replayed_.push_back(true);
+  if (!options_.journal_path.empty())
+    append_line_durably(options_.journal_path, nlohmann::json{{"kind", "trial"}, {"trial", to_json(trials_.back())}}.dump());
+  if (options_.on_trial) options_.on_trial(trials_.back(), *this);
+  return trials_.back();
 }
 
 int64_t Tuner::executed_trials() const {
@@ -71,10 +85,7 @@ Trial Tuner::measure_again(const nlohmann::json& point, const std::string& stage
 Trial Tuner::measure_losses_up_to(const nlohmann::json& point, const std::string& stage, int64_t budget_level,
                                   const Trial* race, int64_t loss_windows) {
   const std::string key = trial_key(point, budget_level);
-  if (auto it = by_key_.find(key); it != by_key_.end()) {
-    replayed_[it->second] = true;
-    return trials_[it->second];
-  }
+  if (const auto known = recall(key)) return *known;
   if (!budget_left()) throw BudgetExhausted{};
   const bool throughput = options_.objective == "throughput";
   // A throughput measurement at level L continues the point's highest measured lower level: it
@@ -112,12 +123,7 @@ Trial Tuner::measure_losses_up_to(const nlohmann::json& point, const std::string
       trial.reason = *reason;
     }
   }
-  by_key_[key] = trials_.size();
-  trials_.push_back(trial);
-  replayed_.push_back(true);
-  append_to_journal(trial);
-  if (options_.on_trial) options_.on_trial(trials_.back(), *this);
-  return trials_.back();
+  return record(std::move(trial));
 }
 
 // The bar a process racing `point` stops under: below it, the process's own upper bound shows it
@@ -188,10 +194,7 @@ double Tuner::seeds_objective(const Trial& trial) const {
 Trial Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level,
                           const std::string& stage) {
   const std::string key = stage + ":" + label + ":" + point_key(point);
-  if (auto it = by_key_.find(key); it != by_key_.end()) {
-    replayed_[it->second] = true;
-    return trials_[it->second];
-  }
+  if (const auto known = recall(key)) return *known;
   const int64_t id = static_cast<int64_t>(trials_.size()) + 1;
   TrialRequest request;
   request.budget_level = budget_level;
@@ -201,12 +204,7 @@ Trial Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const 
   trial.key = key;
   trial.stage = stage;
   trial.objective = trial.time_to_target_s ? 1.0 / std::max(*trial.time_to_target_s, 1e-9) : 0.0;
-  by_key_[key] = trials_.size();
-  trials_.push_back(trial);
-  replayed_.push_back(true);
-  append_to_journal(trial);
-  if (options_.on_trial) options_.on_trial(trials_.back(), *this);
-  return trials_.back();
+  return record(std::move(trial));
 }
 
 bool Tuner::visible(const Trial& trial) const {
@@ -346,22 +344,28 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
   race_winner_ = winner;
 }
 
+std::vector<nlohmann::json> Tuner::ranked(const std::vector<nlohmann::json>& points) const {
+  const NoiseModel n = noise();
+  std::vector<std::tuple<double, int64_t, std::string, nlohmann::json>> order;
+  for (const auto& point : points)
+    if (const PointEvidence e = evidence(point); !e.failed && !e.figures.empty())
+      order.emplace_back(-n.posterior(e).mean(), complexity(point), point_key(point), point);
+  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    return std::tie(std::get<0>(x), std::get<1>(x), std::get<2>(x)) < std::tie(std::get<0>(y), std::get<1>(y), std::get<2>(y));
+  });
+  std::vector<nlohmann::json> best_first;
+  for (auto& entry : order) best_first.push_back(std::move(std::get<3>(entry)));
+  return best_first;
+}
+
 std::vector<nlohmann::json> Tuner::leading_points(size_t count) const {
   std::map<std::string, nlohmann::json> points;
   for (const auto& t : trials_)
     if (t.candidate() && visible(t)) points.emplace(point_key(t.point), t.point);
-  std::vector<std::pair<double, nlohmann::json>> ranked;
-  const NoiseModel n = noise();
-  for (const auto& [key, point] : points) {
-    const PointEvidence e = evidence(point);
-    if (!e.failed && !e.figures.empty()) ranked.emplace_back(n.posterior(e).mean(), point);
-  }
-  // Highest estimate first; equal estimates in the order of their keys (a strict weak ordering).
-  std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
-    return x.first != y.first ? x.first > y.first : point_key(x.second) < point_key(y.second);
-  });
-  std::vector<nlohmann::json> leading;
-  for (size_t i = 0; i < ranked.size() && i < count; ++i) leading.push_back(ranked[i].second);
+  std::vector<nlohmann::json> candidates;
+  for (auto& entry : points) candidates.push_back(std::move(entry.second));
+  std::vector<nlohmann::json> leading = ranked(candidates);
+  if (leading.size() > count) leading.resize(count);
   return leading;
 }
 
@@ -389,23 +393,17 @@ const Trial* Tuner::best_where(const std::function<bool(const Trial&)>& admit) c
 }
 
 std::vector<const Trial*> Tuner::pareto_front() const {
-  std::vector<const Trial*> front;
-  // Only configurations a user could take: measured, and past the convergence guard.
-  auto eligible = [](const Trial& t) { return t.ok() && !t.after_search(); };
-  for (const auto& t : trials_) {
-    if (!eligible(t)) continue;
-    bool dominated = false;
-    for (const auto& u : trials_) {
-      if (!eligible(u) || &u == &t) continue;
-      if (u.objective >= t.objective && u.peak_memory_bytes <= t.peak_memory_bytes &&
-          (u.objective > t.objective || u.peak_memory_bytes < t.peak_memory_bytes)) {
-        dominated = true;
-        break;
-      }
-    }
-    if (!dominated) front.push_back(&t);
-  }
-  std::sort(front.begin(), front.end(), [](const Trial* a, const Trial* b) { return a->peak_memory_bytes < b->peak_memory_bytes; });
+  // Only configurations a user could take: measured, and past the convergence guard. By memory,
+  // then the higher objective first: a trial is on the front when it is faster than every trial
+  // that needs no more memory.
+  std::vector<const Trial*> by_memory, front;
+  for (const auto& t : trials_)
+    if (t.ok() && !t.after_search()) by_memory.push_back(&t);
+  std::sort(by_memory.begin(), by_memory.end(), [](const Trial* a, const Trial* b) {
+    return std::tie(a->peak_memory_bytes, b->objective, a->id) < std::tie(b->peak_memory_bytes, a->objective, b->id);
+  });
+  for (const Trial* t : by_memory)
+    if (front.empty() || t->objective > front.back()->objective) front.push_back(t);
   return front;
 }
 

@@ -100,7 +100,11 @@ class Tuner {
   // rest are decided against the leader (a verdict, or an expected loss below the indifference), or
   // `max_rounds` have run. The winner, the preferred of those left, is best() from then on.
   void final_race(std::vector<nlohmann::json> points, int64_t max_rounds);
-  // The `count` points with the highest estimates (no failed one), best first.
+  // `points` less those with a failed process or no evidence, the highest estimate first; equal
+  // estimates the simpler first, then in the order of their keys (a strict weak ordering:
+  // pairwise verdicts are not one, since intervals that overlap pairwise do not order a set).
+  std::vector<nlohmann::json> ranked(const std::vector<nlohmann::json>& points) const;
+  // The `count` measured candidates ranked first.
   std::vector<nlohmann::json> leading_points(size_t count) const;
   // The chosen point's latest trial: the final race's winner, else the point with the highest
   // estimate; nullptr when nothing succeeded.
@@ -133,7 +137,10 @@ class Tuner {
   bool tie_break(const nlohmann::json& a, const nlohmann::json& b) const;
   bool visible(const Trial& trial) const;
   double seeds_objective(const Trial& trial) const;
-  void append_to_journal(const Trial& trial);
+  // The memoised trial of `key` (now visible to a replay), or nullopt.
+  std::optional<Trial> recall(const std::string& key);
+  // Adds a finished trial: memoised, journaled, reported.
+  Trial record(Trial trial);
   void load_journal();
 
   SearchSpace space_;

@@ -26,6 +26,14 @@ TEST(Comparison, NormalHelpers) {
   EXPECT_NEAR(normal_quantile(0.005), -2.5758293035489, 1e-9);
 }
 
+TEST(Comparison, StudentTMatchesTheTables) {
+  EXPECT_NEAR(student_t_quantile(0.975, 1), 12.706, 1e-3);
+  EXPECT_NEAR(student_t_quantile(0.975, 2), 4.303, 1e-3);
+  EXPECT_NEAR(student_t_quantile(0.975, 3), 3.182, 5e-3);
+  EXPECT_NEAR(student_t_quantile(0.975, 10), 2.228, 2e-3);
+  EXPECT_NEAR(student_t_quantile(0.975, 1000), 1.962, 1e-3);
+}
+
 TEST(Comparison, HodgesLehmannEstimatesARelativeShift) {
   std::vector<double> base = {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8};
   std::vector<double> slower;

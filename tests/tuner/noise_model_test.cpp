@@ -69,13 +69,5 @@ TEST(NoiseModel, OneSlowFigureAmongAgreeingOnesCountsLittle) {
   EXPECT_NEAR(noise.posterior(agreeing).mean(), agreeing.mean(), 0.005);  // all slow together is unlikely
 }
 
-TEST(StudentT, MatchesTheTables) {
-  EXPECT_NEAR(student_t_quantile(0.975, 1), 12.706, 1e-3);
-  EXPECT_NEAR(student_t_quantile(0.975, 2), 4.303, 1e-3);
-  EXPECT_NEAR(student_t_quantile(0.975, 3), 3.182, 5e-3);
-  EXPECT_NEAR(student_t_quantile(0.975, 10), 2.228, 2e-3);
-  EXPECT_NEAR(student_t_quantile(0.975, 1000), 1.962, 1e-3);
-}
-
 }  // namespace
 }  // namespace dyno

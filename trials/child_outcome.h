@@ -1,0 +1,16 @@
+// The outcome of a trial whose child process did not end on its own, for both executors (a
+// `dyno train` child and a user's program).
+#pragma once
+
+#include "reports/child_process.h"
+#include "tuner/trial.h"
+
+namespace dyno {
+
+// Sets the trial's outcome when its process did not end on its own: "interrupted" (the tuner
+// was), "timeout" (killed after `timeout_s`), or killed by a signal ("aborted" for SIGABRT, else
+// "crashed"; a signal the caller sent to stop it, ChildResult::stopped, is not one). False when
+// the process exited by itself (or was stopped), and the trial is untouched.
+bool record_abnormal_end(Trial& trial, const ChildResult& child, double timeout_s);
+
+}  // namespace dyno
