@@ -117,10 +117,15 @@ NoiseModel NoiseModel::fit(const std::vector<PointEvidence>& points) {
     next.slow_shift_ = std::clamp((kPriorShiftWeight * kPriorSlowShift - cross) / (kPriorShiftWeight + spread), 0.01, 2.0);
     const bool settled = std::abs(next.sigma_ - model.sigma_) < 1e-7 && std::abs(next.slow_chance_ - model.slow_chance_) < 1e-7 &&
                          std::abs(next.slow_shift_ - model.slow_shift_) < 1e-7;
+    next.slow_seen_ = slow;
     model = next;
     if (settled) break;
   }
   return model;
+}
+
+double NoiseModel::slow_spread() const {
+  return std::sqrt(std::pow(kSlowSpread * slow_shift_, 2) + kPriorShiftSd * kPriorShiftSd / (kPriorShiftWeight + slow_seen_));
 }
 
 Posterior NoiseModel::posterior(const PointEvidence& point) const {
@@ -129,7 +134,7 @@ Posterior NoiseModel::posterior(const PointEvidence& point) const {
   const SlowSpells s(deviations_of(point), sigma_, slow_chance_, slow_shift_, false);
   const auto n = static_cast<double>(point.processes());
   p.weights = s.weights;
-  const double spread = kSlowSpread * slow_shift_;
+  const double spread = slow_spread();
   for (size_t k = 0; k < s.weights.size(); ++k) {
     const auto kd = static_cast<double>(k);
     p.means.push_back(point.mean() + slow_shift_ * kd / n);

@@ -31,6 +31,10 @@ class NoiseModel {
   // A slow spell's size varies: its standard deviation, as a share of the shift. (The fit takes the
   // shift as fixed; the posterior widens each component by the spells it assumes.)
   static constexpr double kSlowSpread = 0.25;
+  // How far the fitted shift may be from the true one: the prior's uncertainty (kPriorShiftSd),
+  // shrinking with the slow processes seen. Until slow spells have been seen, a slow spell far
+  // larger than the prior's is still an explanation of a low figure.
+  static constexpr double kPriorShiftSd = 0.2;
 
   NoiseModel() = default;  // the priors alone
   // Fitted to `points`; those measured in fewer than two processes carry no information about the noise.
@@ -42,6 +46,9 @@ class NoiseModel {
   double degrees_of_freedom() const { return degrees_of_freedom_; }
   double slow_chance() const { return slow_chance_; }
   double slow_shift() const { return slow_shift_; }
+  // The standard deviation of one slow spell's shift as the posterior sees it: its own spread and
+  // the uncertainty of the fitted shift.
+  double slow_spread() const;
 
   // What the point's figures say about its true value, from a flat prior: component k stands for
   // "k of its n processes ran in a slow spell", its mean the figures' mean plus k / n slow shifts,
@@ -53,6 +60,7 @@ class NoiseModel {
   double degrees_of_freedom_ = kPriorSigmaWeight;
   double slow_chance_ = kPriorSlowChance;
   double slow_shift_ = kPriorSlowShift;
+  double slow_seen_ = 0;  // expected slow processes among the repeated points
 };
 
 }  // namespace dyno

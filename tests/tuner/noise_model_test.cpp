@@ -60,6 +60,20 @@ TEST(NoiseModel, APointMeasuredOnceMayHaveRunSlow) {
   EXPECT_NEAR(once.mean(), 7.0 + NoiseModel::kPriorSlowChance * NoiseModel::kPriorSlowShift, 1e-12);
 }
 
+TEST(NoiseModel, TheSlowShiftIsKnownAsWellAsTheSlowSpellsSeenTellIt) {
+  const NoiseModel prior;
+  const NoiseModel quiet = NoiseModel::fit(measured(20, 3, 0.02, 0.0, 0.0, 4));
+  const NoiseModel seen = NoiseModel::fit(measured(60, 4, 0.03, 0.1, 0.29, 5));
+  // Before any slow spell is seen, one twice the prior's shift is still a likely explanation.
+  EXPECT_NEAR(prior.slow_spread(), std::hypot(NoiseModel::kSlowSpread * NoiseModel::kPriorSlowShift, NoiseModel::kPriorShiftSd), 1e-12);
+  EXPECT_GT(prior.slow_spread(), 0.5 * NoiseModel::kPriorSlowShift);
+  EXPECT_GT(quiet.slow_spread(), 0.5 * NoiseModel::kPriorSlowShift);  // no spell seen: nothing learnt of their size
+  // Two dozen spells seen: the shift is known to a few percent, and the spread is mostly the spells' own.
+  EXPECT_LT(seen.slow_spread(), 1.5 * NoiseModel::kSlowSpread * seen.slow_shift());
+  const Posterior once = seen.posterior(PointEvidence{{7.0}});
+  EXPECT_NEAR(once.sds[1], std::hypot(seen.sigma(), seen.slow_spread()), 1e-12);
+}
+
 TEST(NoiseModel, OneSlowFigureAmongAgreeingOnesCountsLittle) {
   const NoiseModel noise = NoiseModel::fit(measured(60, 4, 0.03, 0.1, 0.29, 3));
   const PointEvidence point{{7.0, 7.01, 6.99, 7.0 - noise.slow_shift()}};

@@ -4,6 +4,8 @@
 // optimum in at least 19 of 20 seeds. A benchmark of the tuner's decisions, not a test: it prints
 // the figures against the goal.
 //   build/tests/dyno_tuner_scenarios [SEEDS] [BETWEEN_PROCESS_SIGMA] [SLOW_SPELL_CHANCE]
+// Environment: DYNO_SCENARIO_STRATEGY=staged runs that strategy alone; DYNO_SCENARIO_JOURNALS=DIR
+// writes each run's journal to DIR/<strategy>-<seed>.jsonl, to read the decisions of a miss.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -20,6 +22,7 @@ nlohmann::json start() {
 }
 
 void run_seeds(const std::string& strategy, int64_t max_trials, int seeds, const testing::ProcessNoise& noise) {
+  if (const char* only = std::getenv("DYNO_SCENARIO_STRATEGY"); only && strategy != only) return;
   const double optimum = testing::SyntheticExecutor::value(testing::synthetic_optimum());
   int within = 0;
   int64_t trials = 0;
@@ -30,6 +33,7 @@ void run_seeds(const std::string& strategy, int64_t max_trials, int seeds, const
     options.strategy = strategy;
     options.max_trials = max_trials;
     options.seed = static_cast<uint64_t>(seed);
+    if (const char* dir = std::getenv("DYNO_SCENARIO_JOURNALS")) options.journal_path = std::string(dir) + "/" + strategy + "-" + std::to_string(seed) + ".jsonl";
     Tuner tuner(testing::synthetic_space(), start(), executor, options);
     tuner.run();
     const Trial* best = tuner.best();

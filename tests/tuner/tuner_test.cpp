@@ -163,14 +163,14 @@ TEST(Tuner, AtTheCapNotKnownIsSettledOnTheEstimates) {
 }
 
 TEST(Tuner, AClearDifferenceIsDecidedOnOneProcessOnceTheNoiseIsKnown) {
-  auto executor = by_level({{64, {{1, 100}, {2, 101}, {3, 99}}}, {128, {{1, 70}}}});
+  auto executor = by_level({{64, {{1, 100}, {2, 101}, {3, 99}}}, {128, {{1, 50}}}});
   SearchSpace space;
   space.set_axis("batch_size", {64, 128});
   Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
   for (int64_t level = 1; level <= 3; ++level) tuner.measure({{"batch_size", 64}}, "start", level);
   tuner.measure({{"batch_size", 128}}, "batch");
   EXPECT_EQ(tuner.compare({{"batch_size", 128}}, {{"batch_size", 64}}, "batch"), Verdict::SecondBetter);
-  EXPECT_EQ(executor.levels.size(), 4u);  // 30% slower: no second process needed
+  EXPECT_EQ(executor.levels.size(), 4u);  // half as fast: beyond any likely slow spell, no second process needed
 }
 
 TEST(Tuner, EvidenceHasOneFigurePerProcess) {
