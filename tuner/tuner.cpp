@@ -335,12 +335,13 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
     drop([&](const nlohmann::json& p) { return p != lead && judge(p, lead).verdict == Verdict::SecondBetter; });
   }
   if (points.empty()) return;
-  // The winner: the leader, or a point equivalent to it that the tie-breaks prefer (each within the
-  // margin of the leader, so of the highest estimate).
+  // The winner: the leader, or a point its evidence shows equivalent to it (the whole interval within
+  // the margin) that the tie-breaks prefer. Estimates within the margin, not known, do not displace
+  // the leader: the simpler point's estimate may be a margin lower and its error larger still.
   const nlohmann::json lead = leader();
   nlohmann::json winner = lead;
   for (const auto& p : points)
-    if (p != lead && settle(judge(p, lead), options_.decision) == Verdict::Equivalent && preferred(Verdict::Equivalent, p, winner)) winner = p;
+    if (p != lead && judge(p, lead).verdict == Verdict::Equivalent && preferred(Verdict::Equivalent, p, winner)) winner = p;
   race_winner_ = winner;
 }
 

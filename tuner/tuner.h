@@ -98,7 +98,8 @@ class Tuner {
   // The final race: interleaved rounds (at least one) in which every remaining point is measured once more, each
   // dropping any point the leader (the highest estimate) is better than, until one remains, the
   // rest are decided against the leader (a verdict, or an expected loss below the indifference), or
-  // `max_rounds` have run. The winner, the preferred of those left, is best() from then on.
+  // `max_rounds` have run. The winner is the leader, or a point whose verdict against it is
+  // equivalent and that the tie-breaks prefer; it is best() from then on.
   void final_race(std::vector<nlohmann::json> points, int64_t max_rounds);
   // `points` less those with a failed process or no evidence, the highest estimate first; equal
   // estimates the simpler first, then in the order of their keys (a strict weak ordering:

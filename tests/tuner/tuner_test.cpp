@@ -279,8 +279,9 @@ TEST(Tuner, GuardReusesAMeasuredFp32TrialOnTheSameTrajectory) {
 }
 
 // The final race among three points: every point left is measured once more a round, a point
-// the leader is better than drops out, and the winner is the preferred of the points left.
-TEST(Tuner, TheFinalRaceDropsWhatTheLeaderBeatsAndPrefersTheSimplerOfEquivalentPoints) {
+// the leader is better than drops out, and when the rounds run out the leader wins: estimates
+// within the margin are not shown equivalent, and do not hand the win to the simpler point.
+TEST(Tuner, TheFinalRaceDropsWhatTheLeaderBeatsAndKeepsTheLeaderOfPointsNotKnownApart) {
   auto executor = by_level({{64, {{1, 118}, {2, 118}, {3, 118}, {4, 118}}},
                             {128, {{1, 120}, {2, 120}, {3, 120}, {4, 120}}},
                             {256, {{1, 90}, {2, 90}, {3, 90}, {4, 90}}}});
@@ -292,12 +293,33 @@ TEST(Tuner, TheFinalRaceDropsWhatTheLeaderBeatsAndPrefersTheSimplerOfEquivalentP
   EXPECT_EQ(tuner.leading_points(3), (std::vector<nlohmann::json>{b128, b64, b256}));
   tuner.final_race(tuner.leading_points(3), 3);
   EXPECT_EQ(tuner.evidence(b256).processes(), 2u);  // dropped after the first round
-  EXPECT_EQ(tuner.evidence(b128).processes(), 4u);  // 1.7% apart: not decided in three rounds
+  EXPECT_EQ(tuner.evidence(b128).processes(), 4u);  // 1.7% apart: not known in three rounds
   EXPECT_EQ(tuner.evidence(b64).processes(), 4u);
+  EXPECT_EQ(tuner.judge(b64, b128).verdict, Verdict::Unknown);
   ASSERT_NE(tuner.best(), nullptr);
-  EXPECT_EQ(tuner.best()->point, b64);  // within the 2% margin at the end: the start point, simpler
+  EXPECT_EQ(tuner.best()->point, b128);
   EXPECT_EQ(tuner.best()->budget_level, 4);
   EXPECT_EQ(tuner.trials().back().stage, "race");
+}
+
+// Points the evidence shows equivalent (the whole interval within the margin): the simpler wins,
+// though its estimate is a little lower.
+TEST(Tuner, TheFinalRacePrefersTheSimplerOfPointsShownEquivalent) {
+  std::map<int64_t, double> b64, b128;
+  for (int64_t level = 1; level <= 9; ++level) {
+    b64[level] = 119.5;
+    b128[level] = 120;
+  }
+  auto executor = by_level({{64, b64}, {128, b128}});
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 128});
+  Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
+  tuner.measure({{"batch_size", 64}}, "a");
+  tuner.measure({{"batch_size", 128}}, "a");
+  tuner.final_race(tuner.leading_points(3), 8);
+  EXPECT_EQ(tuner.judge({{"batch_size", 64}}, {{"batch_size", 128}}).verdict, Verdict::Equivalent);
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->point["batch_size"], 64);
 }
 
 TEST(Tuner, TheFinalRaceEndsOnceTheLeaderIsDecidedAgainstEveryPointLeft) {
