@@ -43,9 +43,8 @@ bool answered(const Comparison& comparison, const DecisionRule& rule) {
   return comparison.verdict == Verdict::Equivalent || expected_loss(comparison) < rule.indifference;
 }
 
-Verdict settle(const Comparison& comparison, const DecisionRule& rule) {
+Verdict settle(const Comparison& comparison) {
   if (comparison.verdict != Verdict::Unknown) return comparison.verdict;
-  if (std::abs(comparison.difference) < rule.margin) return Verdict::Equivalent;
   return comparison.difference > 0 ? Verdict::FirstBetter : Verdict::SecondBetter;
 }
 

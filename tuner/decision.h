@@ -60,8 +60,9 @@ double expected_loss(const Comparison& comparison);
 bool answered(const Comparison& comparison, const DecisionRule& rule);
 
 // "Not known" when no more processes will be bought (the cap, or an expected loss below the
-// indifference): equivalent when the estimates differ by less than the margin, else the higher
-// estimate is better. Other verdicts are returned as they are.
-Verdict settle(const Comparison& comparison, const DecisionRule& rule);
+// indifference): the higher estimate is better, the choice that costs least in expectation.
+// Equivalence is only ever a verdict (the whole interval within the margin): estimates within the
+// margin are not evidence that a simpler point loses nothing. Other verdicts are returned as they are.
+Verdict settle(const Comparison& comparison);
 
 }  // namespace dyno

@@ -270,17 +270,17 @@ Verdict Tuner::compare(const nlohmann::json& a, const nlohmann::json& b, const s
   for (;;) {
     const Comparison c = judge(a, b);
     const size_t na = evidence(a).processes(), nb = evidence(b).processes();
-    if (answered(c, options_.decision) || std::min(na, nb) >= options_.decision.max_processes) return settle(c, options_.decision);
+    if (answered(c, options_.decision) || std::min(na, nb) >= options_.decision.max_processes) return settle(c);
     try {
       measure_again(na <= nb ? a : b, stage);
     } catch (const BudgetExhausted&) {
-      return settle(c, options_.decision);
+      return settle(c);
     }
   }
 }
 
 bool Tuner::preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const {
-  if (verdict == Verdict::Unknown) verdict = settle(judge(a, b), options_.decision);
+  if (verdict == Verdict::Unknown) verdict = settle(judge(a, b));
   if (verdict != Verdict::Equivalent) return verdict == Verdict::FirstBetter;
   return tie_break(a, b);
 }

@@ -59,17 +59,18 @@ TEST(Decision, AFailedPointLosesAndTwoFailedPointsAreEquivalent) {
   EXPECT_EQ(decide(PointEvidence{}, figures({100}), noise, DecisionRule{}).verdict, Verdict::SecondBetter);  // never measured
 }
 
-TEST(Decision, AtTheCapNotKnownGoesToTheEstimatesOrEquivalence) {
-  const DecisionRule rule;
+TEST(Decision, AtTheCapNotKnownGoesToTheHigherEstimate) {
   Comparison c;
   c.difference = 0.03;
-  EXPECT_EQ(settle(c, rule), Verdict::FirstBetter);
+  EXPECT_EQ(settle(c), Verdict::FirstBetter);
   c.difference = -0.03;
-  EXPECT_EQ(settle(c, rule), Verdict::SecondBetter);
-  c.difference = 0.01;
-  EXPECT_EQ(settle(c, rule), Verdict::Equivalent);
-  c.verdict = Verdict::SecondBetter;  // a known answer stands
-  EXPECT_EQ(settle(c, rule), Verdict::SecondBetter);
+  EXPECT_EQ(settle(c), Verdict::SecondBetter);
+  c.difference = 0.005;  // within the margin, but not shown equivalent: still the higher estimate
+  EXPECT_EQ(settle(c), Verdict::FirstBetter);
+  c.verdict = Verdict::Equivalent;  // a known answer stands
+  EXPECT_EQ(settle(c), Verdict::Equivalent);
+  c.verdict = Verdict::SecondBetter;
+  EXPECT_EQ(settle(c), Verdict::SecondBetter);
 }
 
 TEST(Decision, TheExpectedLossOfTakingTheHigherEstimateShrinksWithTheGapAndTheNoise) {
