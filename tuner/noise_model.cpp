@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "reports/comparison.h"
 
 namespace dyno {
 
