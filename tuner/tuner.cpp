@@ -270,19 +270,34 @@ Verdict Tuner::compare(const nlohmann::json& a, const nlohmann::json& b, const s
   for (;;) {
     const Comparison c = judge(a, b);
     const size_t na = evidence(a).processes(), nb = evidence(b).processes();
-    if (answered(c, options_.decision) || std::min(na, nb) >= options_.decision.max_processes) return settle(c);
+    if (answered(c, options_.decision) || std::min(na, nb) >= options_.decision.max_processes) return settled(c, a, b);
     try {
       measure_again(na <= nb ? a : b, stage);
     } catch (const BudgetExhausted&) {
-      return settle(c);
+      return settled(c, a, b);
     }
   }
 }
 
 bool Tuner::preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const {
-  if (verdict == Verdict::Unknown) verdict = settle(judge(a, b));
+  if (verdict == Verdict::Unknown) verdict = settled(judge(a, b), a, b);
   if (verdict != Verdict::Equivalent) return verdict == Verdict::FirstBetter;
   return tie_break(a, b);
+}
+
+// In the throughput phase of a time-to-target run a larger batch must be shown better (it takes
+// fewer steps per epoch and usually more epochs to the target): a difference not known goes to the
+// smaller batch. Otherwise settle(): the higher estimate.
+Verdict Tuner::settled(const Comparison& c, const nlohmann::json& a, const nlohmann::json& b) const {
+  if (c.verdict == Verdict::Unknown && options_.ties_prefer_smaller_batch)
+    if (const auto a_smaller = smaller_batch(a, b)) return *a_smaller ? Verdict::FirstBetter : Verdict::SecondBetter;
+  return settle(c);
+}
+
+std::optional<bool> Tuner::smaller_batch(const nlohmann::json& a, const nlohmann::json& b) {
+  const auto ba = a.find("batch_size"), bb = b.find("batch_size");
+  if (ba == a.end() || bb == b.end() || !ba->is_number() || !bb->is_number() || *ba == *bb) return std::nullopt;
+  return *ba < *bb;
 }
 
 // Equivalent points: the simpler configuration, then (when asked) the smaller batch, then the one
@@ -290,10 +305,8 @@ bool Tuner::preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::
 bool Tuner::tie_break(const nlohmann::json& a, const nlohmann::json& b) const {
   const int64_t ca = complexity(a), cb = complexity(b);
   if (ca != cb) return ca < cb;
-  if (options_.ties_prefer_smaller_batch) {
-    const auto ba = a.find("batch_size"), bb = b.find("batch_size");
-    if (ba != a.end() && bb != b.end() && ba->is_number() && bb->is_number() && *ba != *bb) return *ba < *bb;
-  }
+  if (options_.ties_prefer_smaller_batch)
+    if (const auto a_smaller = smaller_batch(a, b)) return *a_smaller;
   const Trial* ta = latest(a);
   const Trial* tb = latest(b);
   if (ta && tb && ta->peak_memory_bytes > 0 && tb->peak_memory_bytes > 0) {

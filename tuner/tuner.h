@@ -47,9 +47,10 @@ struct TunerOptions {
   // 0 = unknown: any 5% saving breaks a tie.
   int64_t memory_capacity_bytes = 0;
   static constexpr double kMaterialMemoryShare = 0.02;
-  // Equivalent points are told apart by the smaller batch before memory and the estimate (after
-  // simplicity): set for the throughput phase of a time-to-target run, where a larger batch takes
-  // fewer steps per epoch and usually more epochs to reach the target.
+  // The throughput phase of a time-to-target run, where a larger batch takes fewer steps per epoch
+  // and usually more epochs to reach the target: a larger batch must be shown better (a difference
+  // not known at the cap goes to the smaller batch), and equivalent points are told apart by the
+  // smaller batch before memory and the estimate (after simplicity).
   bool ties_prefer_smaller_batch = false;
   DecisionRule decision;
   std::string journal_path;              // empty = no journal
@@ -90,7 +91,8 @@ class Tuner {
   Comparison judge(const nlohmann::json& a, const nlohmann::json& b) const;
   // decide(a, b), measuring the less-measured point once more (stage `stage`) while the answer is
   // not known and a wrong choice could cost more than DecisionRule::indifference in expectation,
-  // up to DecisionRule::max_processes each; then settle. Never "not known".
+  // up to DecisionRule::max_processes each; then settle (or, with ties_prefer_smaller_batch, the
+  // smaller batch). Never "not known".
   Verdict compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& stage);
   // Whether `a` is preferred to `b` given their verdict: the better one, and for equivalent points
   // the tie-breaks (see the header comment).
@@ -136,6 +138,9 @@ class Tuner {
   std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows);
   double race_bar(const nlohmann::json& point) const;
   bool tie_break(const nlohmann::json& a, const nlohmann::json& b) const;
+  Verdict settled(const Comparison& comparison, const nlohmann::json& a, const nlohmann::json& b) const;
+  // Whether a's batch is the smaller; nullopt when either has none or they are the same.
+  static std::optional<bool> smaller_batch(const nlohmann::json& a, const nlohmann::json& b);
   bool visible(const Trial& trial) const;
   double seeds_objective(const Trial& trial) const;
   // The memoised trial of `key` (now visible to a replay), or nullopt.

@@ -165,6 +165,26 @@ TEST(Tuner, AtTheCapNotKnownIsSettledOnTheEstimates) {
   EXPECT_EQ(executor.levels.size(), 6u);
 }
 
+// Time to target's throughput phase: a larger batch must be shown better. A difference not known
+// at the cap goes to the smaller batch there, and to the higher estimate elsewhere.
+TEST(Tuner, InTheThroughputPhaseOfTimeToTargetALargerBatchMustBeShownBetter) {
+  auto executor = by_level({{64, {{1, 100}, {2, 101}}}, {128, {{1, 102}, {2, 103}}}});
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 128});
+  const nlohmann::json b64 = {{"batch_size", 64}}, b128 = {{"batch_size", 128}};
+  TunerOptions options;
+  options.decision.max_processes = 2;
+  for (const bool to_target : {false, true}) {
+    options.ties_prefer_smaller_batch = to_target;
+    Tuner tuner(space, b64, executor, options);
+    tuner.measure(b64, "a");
+    tuner.measure(b128, "a");
+    EXPECT_EQ(tuner.compare(b128, b64, "a"), to_target ? Verdict::SecondBetter : Verdict::FirstBetter);
+    EXPECT_EQ(tuner.judge(b128, b64).verdict, Verdict::Unknown);  // 2% apart on two processes each
+    EXPECT_EQ(tuner.preferred(Verdict::Unknown, b128, b64), !to_target);
+  }
+}
+
 TEST(Tuner, AClearDifferenceIsDecidedOnOneProcessOnceTheNoiseIsKnown) {
   auto executor = by_level({{64, {{1, 100}, {2, 101}, {3, 99}}}, {128, {{1, 50}}}});
   SearchSpace space;
