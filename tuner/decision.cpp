@@ -1,7 +1,5 @@
 #include "tuner/decision.h"
 
-#include <cmath>
-
 #include "reports/comparison.h"
 
 namespace dyno {

@@ -348,9 +348,8 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
     drop([&](const nlohmann::json& p) { return p != lead && judge(p, lead).verdict == Verdict::SecondBetter; });
   }
   if (points.empty()) return;
-  // The winner: the leader, or a point its evidence shows equivalent to it (the whole interval within
-  // the margin) that the tie-breaks prefer. Estimates within the margin, not known, do not displace
-  // the leader: the simpler point's estimate may be a margin lower and its error larger still.
+  // The winner: the leader, or a point shown equivalent to it (a verdict: settle() never gives one)
+  // that the tie-breaks prefer.
   const nlohmann::json lead = leader();
   nlohmann::json winner = lead;
   for (const auto& p : points)
