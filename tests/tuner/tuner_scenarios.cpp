@@ -5,7 +5,9 @@
 // the figures against the goal.
 //   build/tests/dyno_tuner_scenarios [SEEDS] [BETWEEN_PROCESS_SIGMA] [SLOW_SPELL_CHANCE]
 // Environment: DYNO_SCENARIO_STRATEGY=staged runs that strategy alone; DYNO_SCENARIO_JOURNALS=DIR
-// writes each run's journal to DIR/<strategy>-<seed>.jsonl, to read the decisions of a miss.
+// writes each run's journal to DIR/<strategy>-<seed>.jsonl, to read the decisions of a miss;
+// DYNO_SCENARIO_INDIFFERENCE and DYNO_SCENARIO_MAX_PROCESSES replace DecisionRule's indifference and
+// cap (tuner/decision.h), to measure what they trade between trials and quality.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -34,6 +36,8 @@ void run_seeds(const std::string& strategy, int64_t max_trials, int seeds, const
     options.max_trials = max_trials;
     options.seed = static_cast<uint64_t>(seed);
     if (const char* dir = std::getenv("DYNO_SCENARIO_JOURNALS")) options.journal_path = std::string(dir) + "/" + strategy + "-" + std::to_string(seed) + ".jsonl";
+    if (const char* value = std::getenv("DYNO_SCENARIO_INDIFFERENCE")) options.decision.indifference = std::atof(value);
+    if (const char* value = std::getenv("DYNO_SCENARIO_MAX_PROCESSES")) options.decision.max_processes = static_cast<size_t>(std::atoi(value));
     Tuner tuner(testing::synthetic_space(), start(), executor, options);
     tuner.run();
     const Trial* best = tuner.best();
