@@ -1,6 +1,7 @@
 #include "tuner/tune_report.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 
@@ -37,6 +38,10 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
   for (const Trial* t : tuner.pareto_front())
     pareto.push_back({{"id", t->id}, {"samples_per_second", t->samples_per_second}, {"peak_memory_bytes", t->peak_memory_bytes},
                       {"changes", describe_changes(tuner, t->point)}});
+  nlohmann::json ranking = nlohmann::json::array();
+  for (const auto& point : tuner.leading_points(SIZE_MAX))
+    ranking.push_back({{"point", point}, {"changes", describe_changes(tuner, point)}, {"estimate", std::exp(tuner.estimate(point, noise))},
+                       {"processes", tuner.evidence(point).processes()}});
   const Trial* best = tuner.best();
   std::map<std::string, int64_t> outcomes;
   for (const auto& t : tuner.trials()) ++outcomes[to_string(t.outcome)];
@@ -62,6 +67,7 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
                                          {"config", summary.best_config}}
                         : nlohmann::json(nullptr)},
           {"pareto_front", pareto},
+          {"ranking", ranking},
           {"noise", {{"sigma", noise.sigma()}, {"slow_chance", noise.slow_chance()}, {"slow_shift", noise.slow_shift()},
                      {"degrees_of_freedom", noise.degrees_of_freedom()}}},
           {"cost", {{"trials", tuner.executed_trials()}, {"trial_time_s", tuner.spent_s()}, {"wall_time_s", summary.wall_time_s}}},

@@ -1,7 +1,8 @@
 // The tuner's outputs: DIR/report.json (every trial with outcome, metrics and intervals; the best;
-// the throughput/memory Pareto front; the noise model; the cost; the verification; the bottleneck verdicts), DIR/best-config.json (loadable
-// by `dyno train --config`; for a program: its command line and environment), and the console
-// table of trials. best-config.py is reports/python_settings.h's.
+// the throughput/memory Pareto front; every measured point ranked by its estimate; the noise model;
+// the cost; the verification; the bottleneck verdicts), DIR/best-config.json (loadable by `dyno
+// train --config`; for a program: its command line and environment), and the console table of
+// trials. best-config.py is reports/python_settings.h's.
 #pragma once
 
 #include <string>
