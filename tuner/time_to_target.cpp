@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -14,9 +15,10 @@ SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults&
   auto given = [&](const char* knob) { return axes.contains(knob) || space.find(knob); };
   if (!given("epochs") && defaults.recipe_epochs > 0) {
     const int64_t r = defaults.recipe_epochs;
-    std::vector<int64_t> epochs = {0};  // 0 = the recipe's
+    std::vector<int64_t> epochs;
     for (int64_t e : {r / 6, r / 4, r / 3})
       if (e >= 1 && e < r && std::find(epochs.begin(), epochs.end(), e) == epochs.end()) epochs.push_back(e);
+    epochs.push_back(0);  // the recipe's
     axes["epochs"] = epochs;
   }
   if (!given("schedule")) axes["schedule"] = {"auto", "onecycle"};
@@ -26,11 +28,11 @@ SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults&
   return SearchSpace::from_json({{"axes", axes}});
 }
 
-void add_recipe_batch(SearchSpace& target, const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch) {
-  if (!throughput_space.find("batch_size") || target.find("batch_size") || !winner.contains("batch_size")) return;
+std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch) {
+  if (!throughput_space.find("batch_size") || !winner.contains("batch_size")) return {};
   const int64_t best = winner["batch_size"].get<int64_t>();
-  if (best <= recipe_batch) return;
-  std::vector<nlohmann::json> batches = {best};
+  if (best <= recipe_batch) return {};
+  std::vector<int64_t> batches;
   // Between the two, phase 1's batch nearest their geometric mean (the larger of two as near).
   const double middle = std::log(static_cast<double>(best)) / 2 + std::log(static_cast<double>(recipe_batch)) / 2;
   std::optional<int64_t> between;
@@ -48,7 +50,7 @@ void add_recipe_batch(SearchSpace& target, const SearchSpace& throughput_space, 
   }
   if (between) batches.push_back(*between);
   batches.push_back(recipe_batch);
-  target.set_axis("batch_size", batches);
+  return batches;
 }
 
 double search_time_cap(const Tuner& tuner, double cap_s) {
@@ -65,12 +67,36 @@ double TargetPhase::next_time_cap(const Tuner& tuner) const {
   return racing_ ? race_time_cap(tuner, options_.cap_s) : search_time_cap(tuner, options_.cap_s);
 }
 
-// The grid's fastest point with its peak LR doubled and halved: a short horizon often takes a
-// higher peak LR (super-convergence). Starting from the grid's best (not the overall best) makes a
-// resume repeat nothing.
+namespace {
+
+// The fastest first-seed trial of the given stages: where a refinement starts. (Not the overall
+// best, which the refinement itself moves: a resume repeats nothing.)
+const Trial* fastest_of(const Tuner& tuner, std::initializer_list<const char*> stages) {
+  return tuner.best_where([&](const Trial& t) {
+    return t.budget_level == 1 && std::any_of(stages.begin(), stages.end(), [&](const char* s) { return t.stage == s; });
+  });
+}
+
+}  // namespace
+
+// The grid's fastest point at the smaller batches (recipe_batches): phase 1 chose its batch for
+// throughput alone.
+void TargetPhase::refine_batch(Tuner& tuner) const {
+  const Trial* best = fastest_of(tuner, {"grid"});
+  if (!best || !best->time_to_target_s) return;
+  const nlohmann::json from = best->point;
+  for (int64_t batch : options_.batches) {
+    nlohmann::json point = from;
+    point["batch_size"] = batch;
+    tuner.measure(point, "refine-batch");
+  }
+}
+
+// The fastest point so far with its peak LR doubled and halved: a short horizon often takes a
+// higher peak LR (super-convergence).
 void TargetPhase::refine_learning_rate(Tuner& tuner) const {
   if (tuner.space().find("lr") || !options_.learning_rate) return;
-  const Trial* best = tuner.best_where([](const Trial& t) { return t.stage == "grid" && t.budget_level == 1; });
+  const Trial* best = fastest_of(tuner, {"grid", "refine-batch"});
   if (!best || !best->time_to_target_s) return;
   const nlohmann::json from = best->point;
   const std::optional<double> lr = options_.learning_rate(from);
@@ -87,6 +113,7 @@ void TargetPhase::run(Tuner& tuner, const std::function<void(double)>& set_time_
   set_time_cap(next_time_cap(tuner));  // from the trials a resumed journal holds
   tuner.run();
   try {
+    refine_batch(tuner);
     refine_learning_rate(tuner);
     racing_ = true;
     set_time_cap(next_time_cap(tuner));

@@ -3,13 +3,14 @@
 //   1. a throughput search over the space less its convergence axes, with the strategy asked for;
 //      equivalent points prefer the smaller batch (fewer epochs to the target, usually);
 //   2. on phase 1's winner, every trial trained to the target (TargetPhase): a grid over the
-//      convergence axes, the grid's fastest point with its peak LR doubled and halved, and a final
-//      race of the three fastest on the next seeds.
+//      convergence axes, the grid's fastest point at smaller batches (recipe_batches) and then with
+//      its peak LR doubled and halved, and a final race of the three fastest on the next seeds.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,18 +28,20 @@ struct ConvergenceDefaults {
 
 // Moves the convergence axes with more than one value out of `space` (a single value is a setting:
 // it stays, so phase 1 measures with it, e.g. lr_scaling=sqrt while the batch grows) and returns
-// phase 2's space. Axes the space does not give get defaults: the LR schedule's horizon at the
-// recipe's epochs and at 1/6, 1/4 and 1/3 of them (a shorter horizon anneals sooner, which is what
-// reaches a target early), the recipe's schedule or one-cycle, and for accuracy targets label
+// phase 2's space. Axes the space does not give get defaults: the LR schedule's horizon at 1/6, 1/4
+// and 1/3 of the recipe's epochs and at the recipe's (a shorter horizon anneals sooner, which is
+// what reaches a target early; the grid runs the shortest first, so that its time cap tightens
+// early), the recipe's schedule or one-cycle, and for accuracy targets label
 // smoothing off or 0.1. (A program's space gets no defaults: SearchSpace::take_convergence_axes.)
 SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults& defaults);
 
 // Phase 1 ranks batch sizes by throughput alone, but a larger batch takes fewer steps per epoch and
 // often needs more epochs to reach the target. When phase 1's winner has a batch above the recipe's
-// (the batch its LR and epochs were tuned for; a program's default), phase 2 also tries the
-// recipe's batch with the winner's other knobs, and phase 1's batch nearest the geometric mean of
-// the two (the larger when two are as near), so that the trade-off is measured where it often turns.
-void add_recipe_batch(SearchSpace& target, const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch);
+// (the batch its LR and epochs were tuned for; a program's default), phase 2 tries the grid's
+// fastest point at phase 1's batch nearest the geometric mean of the two (the larger when two are
+// as near) and at the recipe's batch, so that the trade-off is measured where it often turns:
+// those batches, the larger first (none when phase 1 has no batch axis or kept a batch no larger).
+std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch);
 
 // While phase 2's grid and LR refinement run: a trial that has not reached the target by the best
 // time so far, plus a margin for run-to-run noise (x1.3 + 5 s), cannot beat it. At most cap_s.
@@ -53,6 +56,7 @@ double race_time_cap(const Tuner& tuner, double cap_s);
 struct TargetPhaseOptions {
   double cap_s = 900;  // --verify-cap: no trial trains longer
   int seeds = 1;       // --verify-seeds: the race trains each finalist on max(2, seeds) seeds in all
+  std::vector<int64_t> batches;  // recipe_batches: tried at the grid's fastest point
   // The peak learning rate `point` trains with, or nullopt when it is not known (a program's):
   // then there is no LR refinement. Not used when the space has an lr axis.
   std::function<std::optional<double>(const nlohmann::json& point)> learning_rate;
@@ -67,12 +71,14 @@ class TargetPhase {
   // The time cap for the phase's next trial: search_time_cap while searching, race_time_cap in
   // the race. The tune command sets it on the phase's executor after every trial.
   double next_time_cap(const Tuner& tuner) const;
-  // The grid, the LR refinement (stage "refine-lr"), the race (stage "race"); `set_time_cap` is
+  // The grid, the batch refinement (stage "refine-batch"), the LR refinement (stage "refine-lr"),
+  // the race (stage "race"); `set_time_cap` is
   // called with next_time_cap whenever the cap changes by stage. A spent budget ends it: what was
   // measured stands.
   void run(Tuner& tuner, const std::function<void(double)>& set_time_cap);
 
  private:
+  void refine_batch(Tuner& tuner) const;
   void refine_learning_rate(Tuner& tuner) const;
   TargetPhaseOptions options_;
   bool racing_ = false;

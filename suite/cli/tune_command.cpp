@@ -445,15 +445,14 @@ int run_tune(const TuneArgs& args) {
     }
     if (to_target) {
       nlohmann::json tuned_base = base;
-      SearchSpace target_space = tunable.convergence;
+      TargetPhaseOptions plan_options;
       if (throughput && throughput->tuner->best()) {
         tuned_base.update(throughput->tuner->best()->point);
-        add_recipe_batch(target_space, space, throughput->tuner->best()->point, tunable.recipe_batch);
+        plan_options.batches = recipe_batches(space, throughput->tuner->best()->point, tunable.recipe_batch);
       }
       TunerOptions target_options = options;
       target_options.strategy = "grid";  // a handful of full training runs: all of them
       target_options.objective = "time-to-target";
-      TargetPhaseOptions plan_options;
       plan_options.cap_s = args.verify_cap_s;
       plan_options.seeds = args.verify_seeds;
       if (tunable.workload)
@@ -461,7 +460,7 @@ int run_tune(const TuneArgs& args) {
           return std::optional<double>(resolve_config(config_from_json(point, base), workload).lr);
         };
       auto plan = std::make_shared<TargetPhase>(plan_options);
-      Phase& phase = run.start_phase(args.out, tuned_base, target_space, target_options, TrialPurpose::ToTarget,
+      Phase& phase = run.start_phase(args.out, tuned_base, tunable.convergence, target_options, TrialPurpose::ToTarget,
                                      [plan](Phase& p, const Tuner& tuner) { p.executor->set_time_cap(plan->next_time_cap(tuner)); });
       final_phase = &phase;
       plan->run(*phase.tuner, [&phase](double cap) { phase.executor->set_time_cap(cap); });
@@ -518,7 +517,7 @@ int run_tune(const TuneArgs& args) {
   if (!args.quiet) {
     if (two_phases) {
       std::cout << "phase 1 (throughput, " << throughput->tuner->options().strategy << "):\n" << trials_table(*throughput->tuner);
-      std::cout << "\nphase 2 (time to target: grid over the convergence knobs, LR refinement, a final race on the next seeds):\n";
+      std::cout << "\nphase 2 (time to target: grid over the convergence knobs, batch and LR refinement, a final race on the next seeds):\n";
     }
     std::cout << trials_table(tuner);
     if (best && to_target) {

@@ -1,7 +1,10 @@
 #include "tuner/time_to_target.h"
 
 #include <map>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -85,7 +88,7 @@ TEST(TimeToTarget, PhaseTwoTakesTheConvergenceAxesAndAddsTheDefaultsNotGiven) {
   ASSERT_NE(target.find("schedule"), nullptr);
   EXPECT_EQ(target.find("schedule")->values, (std::vector<nlohmann::json>{"cosine", "onecycle"}));
   ASSERT_NE(target.find("epochs"), nullptr);
-  EXPECT_EQ(target.find("epochs")->values, (std::vector<nlohmann::json>{0, 2, 3, 4}));  // the recipe's, 1/6, 1/4, 1/3
+  EXPECT_EQ(target.find("epochs")->values, (std::vector<nlohmann::json>{2, 3, 4, 0}));  // 1/6, 1/4, 1/3, the recipe's
   ASSERT_NE(target.find("label_smoothing"), nullptr);
   EXPECT_EQ(space.find("schedule"), nullptr);
   EXPECT_NE(space.find("lr_scaling"), nullptr);
@@ -98,22 +101,16 @@ TEST(TimeToTarget, PhaseTwoTakesTheConvergenceAxesAndAddsTheDefaultsNotGiven) {
   EXPECT_EQ(loss_target.find("schedule")->values, (std::vector<nlohmann::json>{"auto", "onecycle"}));
 }
 
-TEST(TimeToTarget, TheRecipesBatchAndTheBatchMidwayAreTriedBesideALargerWinnersBatch) {
+TEST(TimeToTarget, TheBatchMidwayAndTheRecipesAreTriedBelowALargerWinnersBatch) {
   SearchSpace throughput;
   throughput.set_axis("batch_size", {64, 128, 256, 512});
-  SearchSpace larger;
-  add_recipe_batch(larger, throughput, {{"batch_size", 256}}, 64);
-  ASSERT_NE(larger.find("batch_size"), nullptr);
-  EXPECT_EQ(larger.find("batch_size")->values, (std::vector<nlohmann::json>{256, 128, 64}));
-  SearchSpace two_as_near;  // 128 and 256 are as near to 181 in ratio: the larger
-  add_recipe_batch(two_as_near, throughput, {{"batch_size", 512}}, 64);
-  EXPECT_EQ(two_as_near.find("batch_size")->values, (std::vector<nlohmann::json>{512, 256, 64}));
-  SearchSpace next_to_it;  // no batch of phase 1 lies between
-  add_recipe_batch(next_to_it, throughput, {{"batch_size", 128}}, 64);
-  EXPECT_EQ(next_to_it.find("batch_size")->values, (std::vector<nlohmann::json>{128, 64}));
-  SearchSpace smaller;
-  add_recipe_batch(smaller, throughput, {{"batch_size", 32}}, 64);
-  EXPECT_EQ(smaller.find("batch_size"), nullptr);
+  using Batches = std::vector<int64_t>;
+  EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 256}}, 64), (Batches{128, 64}));
+  EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 512}}, 64), (Batches{256, 64}));  // 128 and 256 as near to 181: the larger
+  EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 128}}, 64), (Batches{64}));       // no batch of phase 1 between
+  EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 64}}, 64), Batches{});
+  EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 32}}, 64), Batches{});
+  EXPECT_EQ(recipe_batches(SearchSpace{}, {{"batch_size", 256}}, 64), Batches{});  // phase 1 did not search the batch
 }
 
 TEST(TimeToTarget, ThePhaseRunsTheGridThenTheLearningRateAroundItsFastestThenARaceOnTheNextSeed) {
@@ -141,6 +138,45 @@ TEST(TimeToTarget, ThePhaseRunsTheGridThenTheLearningRateAroundItsFastestThenARa
   EXPECT_EQ(caps[0], 900);
   EXPECT_DOUBLE_EQ(caps[1], 30 * 2 + 10);
   EXPECT_DOUBLE_EQ(plan.next_time_cap(tuner), race_time_cap(tuner, 900));
+}
+
+// Time to target by (threads, batch_size): the batch refinement starts from the grid's fastest
+// point, and the LR refinement from the fastest point of both.
+TEST(TimeToTarget, TheGridsFastestPointIsTriedAtTheSmallerBatchesThenTheFastestOfAllAtOtherLearningRates) {
+  class BatchExecutor : public TrialExecutor {
+   public:
+    Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
+      const std::map<std::pair<int64_t, int64_t>, double> times = {{{1, 256}, 40.0}, {{2, 256}, 30.0}, {{2, 128}, 28.0}, {{2, 64}, 33.0}};
+      Trial t;
+      t.point = point;
+      t.budget_level = request.budget_level;
+      t.time_to_target_s = times.at({point["threads"].get<int64_t>(), point.value("batch_size", int64_t{256})}) + (point.contains("lr") ? 5 : 0);
+      t.wall_time_s = *t.time_to_target_s;
+      return t;
+    }
+  } executor;
+  SearchSpace space;
+  space.set_axis("threads", {1, 2});
+  TunerOptions options = to_target();
+  options.strategy = "grid";
+  Tuner tuner(space, {{"threads", 1}}, executor, options);
+  TargetPhaseOptions plan_options;
+  plan_options.batches = {128, 64};
+  plan_options.learning_rate = [](const nlohmann::json&) { return std::optional<double>(0.1); };
+  TargetPhase(plan_options).run(tuner, [](double) {});
+
+  std::vector<std::pair<std::string, nlohmann::json>> runs;
+  for (const auto& t : tuner.trials())
+    if (t.stage != "race") runs.emplace_back(t.stage, t.point);
+  const std::vector<std::pair<std::string, nlohmann::json>> expected = {
+      {"grid", {{"threads", 1}}},
+      {"grid", {{"threads", 2}}},
+      {"refine-batch", {{"threads", 2}, {"batch_size", 128}}},
+      {"refine-batch", {{"threads", 2}, {"batch_size", 64}}},
+      {"refine-lr", {{"threads", 2}, {"batch_size", 128}, {"lr", 0.2}}},
+      {"refine-lr", {{"threads", 2}, {"batch_size", 128}, {"lr", 0.05}}}};
+  EXPECT_EQ(runs, expected);
+  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"threads", 2}, {"batch_size", 128}}));
 }
 
 TEST(TimeToTarget, WithoutAKnownLearningRateThereIsNoRefinement) {
