@@ -79,17 +79,28 @@ const Trial* fastest_of(const Tuner& tuner, std::initializer_list<const char*> s
 
 }  // namespace
 
-// The grid's fastest point at the smaller batches (recipe_batches): phase 1 chose its batch for
-// throughput alone.
+// The grid's fastest point at the smaller batches (recipe_batches), each at the point's horizon and
+// every shorter one of the epochs axis: phase 1 chose its batch for throughput alone, and a smaller
+// batch takes more steps per epoch.
 void TargetPhase::refine_batch(Tuner& tuner) const {
   const Trial* best = fastest_of(tuner, {"grid"});
   if (!best || !best->time_to_target_s) return;
   const nlohmann::json from = best->point;
-  for (int64_t batch : options_.batches) {
-    nlohmann::json point = from;
-    point["batch_size"] = batch;
-    tuner.measure(point, "refine-batch");
-  }
+  auto horizon = [&](const nlohmann::json& epochs) {
+    const auto e = epochs.get<double>();
+    return e != 0 ? e : options_.recipe_epochs > 0 ? static_cast<double>(options_.recipe_epochs) : HUGE_VAL;
+  };
+  std::vector<nlohmann::json> horizons = {from.value("epochs", nlohmann::json())};
+  if (const Axis* epochs = tuner.space().find("epochs"); epochs && from.contains("epochs") && from["epochs"].is_number())
+    for (const auto& e : epochs->values)
+      if (e.is_number() && horizon(e) < horizon(from["epochs"])) horizons.push_back(e);
+  for (int64_t batch : options_.batches)
+    for (const auto& epochs : horizons) {
+      nlohmann::json point = from;
+      point["batch_size"] = batch;
+      if (!epochs.is_null()) point["epochs"] = epochs;
+      tuner.measure(point, "refine-batch");
+    }
 }
 
 // The fastest point so far with its peak LR doubled and halved: a short horizon often takes a

@@ -3,8 +3,8 @@
 //   1. a throughput search over the space less its convergence axes, with the strategy asked for;
 //      equivalent points prefer the smaller batch (fewer epochs to the target, usually);
 //   2. on phase 1's winner, every trial trained to the target (TargetPhase): a grid over the
-//      convergence axes, the grid's fastest point at smaller batches (recipe_batches) and then with
-//      its peak LR doubled and halved, and a final race of the three fastest on the next seeds.
+//      convergence axes, the grid's fastest point at smaller batches (recipe_batches) and shorter
+//      horizons, the fastest point so far with its peak LR doubled and halved, and a final race of the three fastest on the next seeds.
 #pragma once
 
 #include <cstdint>
@@ -39,8 +39,9 @@ SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults&
 // often needs more epochs to reach the target. When phase 1's winner has a batch above the recipe's
 // (the batch its LR and epochs were tuned for; a program's default), phase 2 tries the grid's
 // fastest point at phase 1's batch nearest the geometric mean of the two (the larger when two are
-// as near) and at the recipe's batch, so that the trade-off is measured where it often turns:
-// those batches, the larger first (none when phase 1 has no batch axis or kept a batch no larger).
+// as near) and at the recipe's batch, each at every horizon (epochs) up to the point's: a smaller
+// batch takes more steps per epoch and often reaches the target in fewer epochs. Returns those
+// batches, the larger first (none when phase 1 has no batch axis or kept a batch no larger).
 std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch);
 
 // While phase 2's grid and LR refinement run: a trial that has not reached the target by the best
@@ -57,6 +58,7 @@ struct TargetPhaseOptions {
   double cap_s = 900;  // --verify-cap: no trial trains longer
   int seeds = 1;       // --verify-seeds: the race trains each finalist on max(2, seeds) seeds in all
   std::vector<int64_t> batches;  // recipe_batches: tried at the grid's fastest point
+  int64_t recipe_epochs = 0;     // the horizon of epochs = 0 (0: not known, the longest)
   // The peak learning rate `point` trains with, or nullopt when it is not known (a program's):
   // then there is no LR refinement. Not used when the space has an lr axis.
   std::function<std::optional<double>(const nlohmann::json& point)> learning_rate;

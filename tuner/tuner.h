@@ -42,9 +42,8 @@ struct TunerOptions {
   uint64_t seed = 0;
   // The memory the trials share: --memory-limit, else the device's (RAM on the CPU). A tie is
   // broken toward less memory only when the saving is material, 5% of the larger figure and
-  // kMaterialMemoryShare of this; below that the higher median wins. (A 61 MiB saving, b128
-  // against b256 bf16 on a 24 GiB machine, chose the smaller batch on every tie, ~15% slower.)
-  // 0 = unknown: any 5% saving breaks a tie.
+  // kMaterialMemoryShare of this; below that the higher estimate wins. 0 = unknown: any 5% saving
+  // breaks a tie.
   int64_t memory_capacity_bytes = 0;
   static constexpr double kMaterialMemoryShare = 0.02;
   // The throughput phase of a time-to-target run, where a larger batch takes fewer steps per epoch

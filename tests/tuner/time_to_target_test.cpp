@@ -140,28 +140,31 @@ TEST(TimeToTarget, ThePhaseRunsTheGridThenTheLearningRateAroundItsFastestThenARa
   EXPECT_DOUBLE_EQ(plan.next_time_cap(tuner), race_time_cap(tuner, 900));
 }
 
-// Time to target by (threads, batch_size): the batch refinement starts from the grid's fastest
-// point, and the LR refinement from the fastest point of both.
-TEST(TimeToTarget, TheGridsFastestPointIsTriedAtTheSmallerBatchesThenTheFastestOfAllAtOtherLearningRates) {
+// Time to target by (epochs, batch_size; phase 1's batch 256 when the point has none): the batch
+// refinement starts from the grid's fastest point, at its horizon and the shorter ones (not the
+// recipe's, epochs 0: 12 here), and the LR refinement from the fastest point of both.
+TEST(TimeToTarget, TheGridsFastestPointIsTriedAtSmallerBatchesAndShorterHorizonsThenTheFastestAtOtherLearningRates) {
   class BatchExecutor : public TrialExecutor {
    public:
     Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
-      const std::map<std::pair<int64_t, int64_t>, double> times = {{{1, 256}, 40.0}, {{2, 256}, 30.0}, {{2, 128}, 28.0}, {{2, 64}, 33.0}};
+      const std::map<std::pair<int64_t, int64_t>, double> times = {
+          {{2, 256}, 40.0}, {{4, 256}, 30.0}, {{0, 256}, 50.0}, {{4, 128}, 32.0}, {{2, 128}, 27.0}, {{4, 64}, 33.0}, {{2, 64}, 29.0}};
       Trial t;
       t.point = point;
       t.budget_level = request.budget_level;
-      t.time_to_target_s = times.at({point["threads"].get<int64_t>(), point.value("batch_size", int64_t{256})}) + (point.contains("lr") ? 5 : 0);
+      t.time_to_target_s = times.at({point["epochs"].get<int64_t>(), point.value("batch_size", int64_t{256})}) + (point.contains("lr") ? 5 : 0);
       t.wall_time_s = *t.time_to_target_s;
       return t;
     }
   } executor;
   SearchSpace space;
-  space.set_axis("threads", {1, 2});
+  space.set_axis("epochs", {2, 4, 0});
   TunerOptions options = to_target();
   options.strategy = "grid";
-  Tuner tuner(space, {{"threads", 1}}, executor, options);
+  Tuner tuner(space, {{"epochs", 0}}, executor, options);
   TargetPhaseOptions plan_options;
   plan_options.batches = {128, 64};
+  plan_options.recipe_epochs = 12;
   plan_options.learning_rate = [](const nlohmann::json&) { return std::optional<double>(0.1); };
   TargetPhase(plan_options).run(tuner, [](double) {});
 
@@ -169,14 +172,17 @@ TEST(TimeToTarget, TheGridsFastestPointIsTriedAtTheSmallerBatchesThenTheFastestO
   for (const auto& t : tuner.trials())
     if (t.stage != "race") runs.emplace_back(t.stage, t.point);
   const std::vector<std::pair<std::string, nlohmann::json>> expected = {
-      {"grid", {{"threads", 1}}},
-      {"grid", {{"threads", 2}}},
-      {"refine-batch", {{"threads", 2}, {"batch_size", 128}}},
-      {"refine-batch", {{"threads", 2}, {"batch_size", 64}}},
-      {"refine-lr", {{"threads", 2}, {"batch_size", 128}, {"lr", 0.2}}},
-      {"refine-lr", {{"threads", 2}, {"batch_size", 128}, {"lr", 0.05}}}};
+      {"grid", {{"epochs", 2}}},
+      {"grid", {{"epochs", 4}}},
+      {"grid", {{"epochs", 0}}},
+      {"refine-batch", {{"epochs", 4}, {"batch_size", 128}}},
+      {"refine-batch", {{"epochs", 2}, {"batch_size", 128}}},
+      {"refine-batch", {{"epochs", 4}, {"batch_size", 64}}},
+      {"refine-batch", {{"epochs", 2}, {"batch_size", 64}}},
+      {"refine-lr", {{"epochs", 2}, {"batch_size", 128}, {"lr", 0.2}}},
+      {"refine-lr", {{"epochs", 2}, {"batch_size", 128}, {"lr", 0.05}}}};
   EXPECT_EQ(runs, expected);
-  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"threads", 2}, {"batch_size", 128}}));
+  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"epochs", 2}, {"batch_size", 128}}));
 }
 
 TEST(TimeToTarget, WithoutAKnownLearningRateThereIsNoRefinement) {
