@@ -4,7 +4,8 @@
 //      equivalent points prefer the smaller batch (fewer epochs to the target, usually);
 //   2. on phase 1's winner, every trial trained to the target (TargetPhase): a grid over the
 //      convergence axes, the grid's fastest point at smaller batches (recipe_batches) and shorter
-//      horizons, the fastest point so far with its peak LR doubled and halved, and a final race of the three fastest on the next seeds.
+//      horizons, the fastest point so far with its peak LR doubled and halved, and a final race of
+//      the three fastest on the next seeds.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +32,8 @@ struct ConvergenceDefaults {
 // phase 2's space. Axes the space does not give get defaults: the LR schedule's horizon at 1/6, 1/4
 // and 1/3 of the recipe's epochs and at the recipe's (a shorter horizon anneals sooner, which is
 // what reaches a target early; the grid runs the shortest first, so that its time cap tightens
-// early), the recipe's schedule or one-cycle, and for accuracy targets label
-// smoothing off or 0.1. (A program's space gets no defaults: SearchSpace::take_convergence_axes.)
+// early), the recipe's schedule or one-cycle, and for accuracy targets label smoothing off or 0.1.
+// (A program's space gets no defaults: SearchSpace::take_convergence_axes.)
 SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults& defaults);
 
 // Phase 1 ranks batch sizes by throughput alone, but a larger batch takes fewer steps per epoch and
@@ -74,9 +75,8 @@ class TargetPhase {
   // the race. The tune command sets it on the phase's executor after every trial.
   double next_time_cap(const Tuner& tuner) const;
   // The grid, the batch refinement (stage "refine-batch"), the LR refinement (stage "refine-lr"),
-  // the race (stage "race"); `set_time_cap` is
-  // called with next_time_cap whenever the cap changes by stage. A spent budget ends it: what was
-  // measured stands.
+  // the race (stage "race"); `set_time_cap` is called with next_time_cap whenever the cap changes
+  // by stage. A spent budget ends it: what was measured stands.
   void run(Tuner& tuner, const std::function<void(double)>& set_time_cap);
 
  private:

@@ -455,11 +455,12 @@ int run_tune(const TuneArgs& args) {
       target_options.objective = "time-to-target";
       plan_options.cap_s = args.verify_cap_s;
       plan_options.seeds = args.verify_seeds;
-      if (tunable.workload) plan_options.recipe_epochs = tunable.workload->recipe.epochs;
-      if (tunable.workload)
+      if (tunable.workload) {
+        plan_options.recipe_epochs = tunable.workload->recipe.epochs;
         plan_options.learning_rate = [base = config_from_json(tuned_base), workload = *tunable.workload](const nlohmann::json& point) {
           return std::optional<double>(resolve_config(config_from_json(point, base), workload).lr);
         };
+      }
       auto plan = std::make_shared<TargetPhase>(plan_options);
       Phase& phase = run.start_phase(args.out, tuned_base, tunable.convergence, target_options, TrialPurpose::ToTarget,
                                      [plan](Phase& p, const Tuner& tuner) { p.executor->set_time_cap(plan->next_time_cap(tuner)); });
