@@ -244,7 +244,7 @@ std::string op_table(const nlohmann::json& profile) {
   const double wall = safe(profile, "wall_s");
   const double steps = std::max(1.0, safe(profile, "steps"));
   std::ostringstream s;
-  s << "<table><tr><th>op</th><th>self ms/step</th><th>self %</th><th>total ms/step</th><th>calls/step</th><th>GFLOP/step</th><th>input shapes (costliest call)</th></tr>";
+  s << "<table><tr><th>op</th><th>self ms/step</th><th>self %</th><th>total ms/step</th><th>calls/step</th><th>GFLOP/step</th><th>input shapes (most time)</th></tr>";
   for (const auto& row : profile.value("ops", nlohmann::json::array())) {
     const double self = safe(row, "self_s");
     s << "<tr><td>" << escape(row.value("name", "")) << "</td><td>" << format_fixed(1000 * self / steps, 3) << "</td><td>"

@@ -19,7 +19,7 @@ struct OpRow {
   double self_s = 0;   // time in this event, less the events nested in it (host; device for kernels)
   double total_s = 0;  // time in this event, nested events included
   double flops = 0;    // floating-point operations (matrix multiplies and convolutions)
-  std::string input_shapes;  // of its costliest call, e.g. "[[256, 784], [784, 512]]"
+  std::string input_shapes;  // whose calls take the most time together (calls x median), e.g. "[[256, 784], [784, 512]]"
 };
 
 struct ProfileSummary {

@@ -123,7 +123,7 @@ Intervals inside(const Intervals& a, const Intervals& b) {
 
 struct Aggregate {
   OpRow row;
-  double costliest_s = -1;
+  std::map<std::string, std::vector<double>> total_s_by_shapes;
 };
 
 void add(std::map<std::string, Aggregate>& table, const std::string& name, double self_s, double total_s, double flops,
@@ -134,15 +134,23 @@ void add(std::map<std::string, Aggregate>& table, const std::string& name, doubl
   a.row.self_s += self_s;
   a.row.total_s += total_s;
   a.row.flops += flops;
-  if (total_s > a.costliest_s) {
-    a.costliest_s = total_s;
-    a.row.input_shapes = shapes;
-  }
+  a.total_s_by_shapes[shapes].push_back(total_s);
 }
 
-std::vector<OpRow> rows_of(const std::map<std::string, Aggregate>& table) {
+// Each row names the input shapes whose calls take the most time together, as calls x their
+// median time: a few calls the scheduler delayed (milliseconds, against microseconds for a small
+// op) do not name a cheap layer's shapes.
+std::vector<OpRow> rows_of(std::map<std::string, Aggregate>& table) {
   std::vector<OpRow> rows;
-  for (const auto& [name, a] : table) rows.push_back(a.row);
+  for (auto& [name, a] : table) {
+    rows.push_back(a.row);
+    double most_s = -1;
+    for (auto& [shapes, times] : a.total_s_by_shapes) {
+      std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+      const double typical_s = static_cast<double>(times.size()) * times[times.size() / 2];
+      if (typical_s > most_s) most_s = typical_s, rows.back().input_shapes = shapes;
+    }
+  }
   return top_rows(std::move(rows), kTableRows);
 }
 
