@@ -37,13 +37,9 @@ std::vector<std::pair<std::string, nlohmann::json>> ConvergenceGuard::full_preci
 
 std::optional<nlohmann::json> ConvergenceGuard::reference_point(const nlohmann::json& point) const {
   nlohmann::json reference = point;
-  bool differs = false;
   for (const auto& [knob, exact] : exact_values)
-    if (point.contains(knob) && point[knob] != exact) {
-      reference[knob] = exact;
-      differs = true;
-    }
-  if (!differs) return std::nullopt;
+    if (point.contains(knob) && point[knob] != exact) reference[knob] = exact;
+  if (reference == point) return std::nullopt;
   return reference;
 }
 

@@ -21,7 +21,7 @@ struct ConvergenceGuard {
   double absolute_tolerance = 0.05;
   // A reference that has to be measured runs over the first half of its candidate's windows (at
   // least min_reference_windows of them): the guard compares trajectories over their first steps,
-  // and fp32 is the slow run (at a large batch it ran to the trial's time cap).
+  // and fp32 is the slow run.
   size_t min_reference_windows = 8;
 
   // Each numeric shortcut and its full-precision value: the knobs of role Numerics at their

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <numeric>
 #include <vector>
 
 namespace dyno {
@@ -15,7 +16,8 @@ struct PointEvidence {
   bool failed = false;          // a process of the point failed (or missed its target): it cannot be chosen
 
   size_t processes() const { return figures.size(); }
-  double mean() const;  // of the figures (log scale); 0 without any
+  // Of the figures (log scale); 0 without any.
+  double mean() const { return figures.empty() ? 0.0 : std::accumulate(figures.begin(), figures.end(), 0.0) / static_cast<double>(figures.size()); }
 };
 
 }  // namespace dyno

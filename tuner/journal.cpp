@@ -1,7 +1,6 @@
 #include "tuner/journal.h"
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "reports/atomic_file.h"
@@ -10,23 +9,16 @@
 namespace dyno {
 
 Journal read_journal(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_journal(buffer.str(), path);
+  if (!std::filesystem::exists(path)) return {};
+  return parse_journal(read_file(path), path);
 }
 
 Journal parse_journal(const std::string& text, const std::string& path) {
   Journal journal;
-  size_t start = 0, number = 0;
-  while (start < text.size()) {
-    size_t newline = text.find('\n', start);
-    const bool last = newline == std::string::npos;
-    if (last) newline = text.size();
-    const std::string line = text.substr(start, newline - start);
-    start = newline + 1;
-    ++number;
+  std::istringstream lines(text);
+  std::string line;
+  for (size_t number = 1; std::getline(lines, line); ++number) {
+    const bool last = lines.eof();  // no newline after it: possibly torn by a kill
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = path + " line " + std::to_string(number);
     nlohmann::json j;

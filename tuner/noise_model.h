@@ -41,7 +41,6 @@ class NoiseModel {
   static NoiseModel fit(const std::vector<PointEvidence>& points);
 
   double sigma() const { return sigma_; }
-  double variance() const { return sigma_ * sigma_; }
   // Of sigma's estimate: the prior's weight plus one for each repeated process.
   double degrees_of_freedom() const { return degrees_of_freedom_; }
   double slow_chance() const { return slow_chance_; }

@@ -93,7 +93,6 @@ SearchSpace SearchSpace::from_json(const nlohmann::json& json) {
     } else {
       throw UserError("space", "axis " + name + ": " + spec.dump() + " is neither a list of values nor {\"min\", \"max\", ...}");
     }
-    validate_values(knob, values);
     space.set_axis(name, values);
   }
   return space;
@@ -128,7 +127,6 @@ SearchSpace SearchSpace::default_for(const std::string& device, bool convolution
     s.set_axis("ddp.bucket_cap_mb", {1.0, 25.0});
     s.set_axis("ddp.gradient_as_bucket_view", {false, true});
     s.set_axis("ddp.comm_hook", device == "cuda" ? std::vector<nlohmann::json>{"none", "fp16", "bf16"} : std::vector<nlohmann::json>{"none", "bf16"});
-    // Ranks share the cores: one intra-op thread per rank is the fair start on a CPU.
   }
   return s;
 }
@@ -184,12 +182,9 @@ std::vector<Axis> SearchSpace::remove_warmup_cost_axes() {
 
 void SearchSpace::set_axis(const std::string& knob, std::vector<nlohmann::json> values) {
   validate_values(this->knob(knob), values);
-  for (auto& axis : axes_)
-    if (axis.knob == knob) {
-      axis.values = std::move(values);
-      return;
-    }
-  axes_.push_back({knob, std::move(values)});
+  const auto it = std::find_if(axes_.begin(), axes_.end(), [&](const Axis& a) { return a.knob == knob; });
+  if (it != axes_.end()) it->values = std::move(values);
+  else axes_.push_back({knob, std::move(values)});
 }
 
 void SearchSpace::remove_axis(const std::string& knob) {
@@ -264,12 +259,10 @@ std::vector<Point> SearchSpace::grid() const {
 }
 
 nlohmann::json SearchSpace::to_json() const {
-  nlohmann::json axes = nlohmann::json::object();
-  for (const auto& axis : axes_) axes[axis.knob] = axis.values;
-  if (declared_.empty()) return {{"axes", axes}};
-  nlohmann::json knobs = nlohmann::json::object();
-  for (const auto& d : declared_) knobs[d.knob.name] = d.spec;
-  return {{"axes", axes}, {"knobs", knobs}};
+  nlohmann::json json = {{"axes", nlohmann::json::object()}};
+  for (const auto& axis : axes_) json["axes"][axis.knob] = axis.values;
+  for (const auto& d : declared_) json["knobs"][d.knob.name] = d.spec;
+  return json;
 }
 
 }  // namespace dyno

@@ -20,7 +20,6 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,10 +41,8 @@ using Point = nlohmann::json;
 class SearchSpace {
  public:
   static SearchSpace from_json(const nlohmann::json& json);
-  // CPU: threads, num_workers, batch_size, amp off/bf16, set_to_none, channels_last (conv),
-  // checkpointing. CUDA adds pin_memory, amp fp16, cudnn_benchmark (conv), tf32. With
-  // max_ranks > 1 (more than one rank allowed), the DDP knobs too: ddp.world_size up to
-  // max_ranks, ddp.bucket_cap_mb, ddp.gradient_as_bucket_view, ddp.comm_hook.
+  // The per-device defaults (the conv-only knobs when convolutional); with max_ranks > 1 the DDP
+  // knobs too, ddp.world_size up to max_ranks.
   static SearchSpace default_for(const std::string& device, bool convolutional, int64_t cores, int64_t max_ranks = 1);
 
   // "knob=v1,v2" | "knob=lo:hi:xF" | "knob=lo:hi:+S"; replaces or adds that axis.

@@ -1,17 +1,18 @@
 #include "tuner/staged_search.h"
 
-#include "reports/knob.h"
-
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <utility>
 
+#include "reports/knob.h"
 #include "tuner/tuner.h"
 
 namespace dyno {
+namespace {
+
 // Climber: the best point so far; try_value moves to a neighbour when Tuner::compare prefers it.
 class Climber {
  public:
@@ -81,13 +82,11 @@ class Climber {
   std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, std::vector<double>>> effects_;
 };
 
-namespace {
+constexpr double kOomMargin = 0.1;  // after an OOM, batches within this share of it are not tried
 
 bool is_ordered(const Axis& axis) { return !axis.values.empty() && axis.values.front().is_number(); }
 
-}  // namespace
-
-void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage) const {
+void grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage) {
   const Axis* batch_axis = space.find("batch_size");
   if (!batch_axis) return;
   std::vector<int64_t> sizes;
@@ -126,7 +125,7 @@ void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const 
   while (upper > 0) {
     std::vector<int64_t> between;
     for (int64_t s : sizes)
-      if (s > good && s < upper && (memory_wall == 0 || s < memory_wall * (1.0 - oom_margin_))) between.push_back(s);
+      if (s > good && s < upper && (memory_wall == 0 || s < memory_wall * (1.0 - kOomMargin))) between.push_back(s);
     if (between.empty()) break;
     const int64_t mid = between[between.size() / 2];
     const Climber::Step step = climber.try_value("batch_size", mid, stage + "-bisect");
@@ -139,7 +138,7 @@ void StagedSearch::grow_batch(Climber& climber, const SearchSpace& space, const 
   }
 }
 
-void StagedSearch::refine(Climber& climber, const SearchSpace& space, const std::string& stage) const {
+void refine(Climber& climber, const SearchSpace& space, const std::string& stage) {
   auto try_again = [&](const std::string& knob, const nlohmann::json& value) {
     if (!climber.predicted_to_lose(knob, value)) climber.try_value(knob, value, stage);
   };
@@ -160,6 +159,8 @@ void StagedSearch::refine(Climber& climber, const SearchSpace& space, const std:
     if (climber.current() == before) break;
   }
 }
+
+}  // namespace
 
 int64_t StagedSearch::expected_trials(const SearchSpace& space, int64_t max_trials) const {
   int64_t once = 1, neighbours = 0;  // the start point; then each other value once
@@ -183,10 +184,9 @@ void StagedSearch::run(Tuner& tuner) {
   const SearchSpace& space = tuner.space();
   auto has_role = [&space](const Axis& axis, KnobRole role) { return space.knob(axis.knob).role == role; };
 
-  // 1. Process-wide settings that change the cost of everything measured after them: the
-  // intra-op thread count, and the allocator (with glibc's default malloc the same config runs at
-  // one speed or another from one process to the next). Batch growth at the wrong thread count
-  // stops early (one thread is compute-bound: every batch runs at the same speed).
+  // 1. Process-wide settings (threads, allocator) change the cost of everything measured after
+  // them: with glibc's default malloc one config runs at one speed or another from one process to
+  // the next; batch growth at the wrong thread count stops early (one thread: every batch alike).
   for (const auto& axis : space.axes())
     if (has_role(axis, KnobRole::Process))
       for (const auto& v : axis.values) climber.try_value(axis.knob, v, "process");
@@ -206,10 +206,8 @@ void StagedSearch::run(Tuner& tuner) {
 
   // 5. Local refinement around the best, while it improves (knobs interact).
   refine(climber, space, "refine");
-  // 6. The other knobs can move the best batch (bf16 makes larger batches pay off, checkpointing
-  // makes them fit): grow it once more from where the search ended, and when it moved, refine the
-  // other knobs once more at the new batch. Only when the knobs moved since the first growth
-  // (else it would repeat its memoised trials).
+  // 6. Regrow, then refine again, only when the knobs moved (staged_search.h): else memoised
+  // trials would repeat.
   const nlohmann::json before_regrow = climber.current();
   if (before_regrow != after_growth) grow_batch(climber, space, "batch-regrow");
   if (climber.current() != before_regrow) refine(climber, space, "refine-regrown");

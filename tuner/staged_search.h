@@ -6,8 +6,8 @@
 //   2. data pipeline (num_workers, prefetch, pin_memory), at the start batch;
 //   3. batch size grown geometrically (x2) until throughput stops improving (two sizes in a row
 //      not better: the plateau), is worse, or a trial fails on memory, then refined by bisection
-//      between the best batch and the first one past it; after an OOM, batches within
-//      `oom_margin` of it are not tried;
+//      between the best batch and the first one past it; after an OOM, batches within 10% of
+//      it are not tried;
 //   4. every other axis (amp, set_to_none, channels_last, checkpointing, ...), one value at a
 //      time from the best so far (coordinate descent);
 //   5. local refinement: the neighbours of the best value on each ordered axis, and the other
@@ -21,19 +21,15 @@
 // far and stops early once it cannot win (Tuner::measure).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <string>
 
 #include "tuner/strategy.h"
 
 namespace dyno {
 
-class Climber;
-class SearchSpace;
-
 class StagedSearch : public Strategy {
  public:
-  explicit StagedSearch(double oom_margin = 0.1) : oom_margin_(oom_margin) {}
   void run(Tuner& tuner) override;
   // An estimate (the search adapts): the start point's processes, every value of the process,
   // pipeline and other axes in two processes, up to four batch sizes, one refinement round's
@@ -43,11 +39,6 @@ class StagedSearch : public Strategy {
   static constexpr int64_t kStartProcesses = 3;
   static constexpr size_t kFinalists = 3;
   static constexpr int64_t kRaceRounds = 8;
-
- private:
-  void grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage) const;
-  void refine(Climber& climber, const SearchSpace& space, const std::string& stage) const;
-  double oom_margin_;
 };
 
 }  // namespace dyno

@@ -10,13 +10,13 @@ namespace dyno {
 // The first rung holds as many candidates as two thirds of the trial budget allow (all, without one).
 size_t SuccessiveHalving::first_rung(int64_t grid_size, int64_t max_trials) const {
   if (max_trials <= 0) return static_cast<size_t>(grid_size);
-  return static_cast<size_t>(std::min(grid_size, std::max<int64_t>(reduction_, max_trials * 2 / 3)));
+  return static_cast<size_t>(std::min(grid_size, std::max<int64_t>(kReduction, max_trials * 2 / 3)));
 }
 
 int64_t SuccessiveHalving::expected_trials(const SearchSpace& space, int64_t max_trials) const {
   int64_t total = 0;
   size_t rung = first_rung(space.grid_size(), max_trials);
-  for (; rung > kFinalists; rung = std::max<size_t>(1, rung / static_cast<size_t>(reduction_))) total += static_cast<int64_t>(rung);
+  for (; rung > kFinalists; rung = std::max<size_t>(1, rung / static_cast<size_t>(kReduction))) total += static_cast<int64_t>(rung);
   // The final race's first round, one trial for each point left; later rounds run only while the
   // leader is not answered against them: not counted.
   if (rung > 1) total += static_cast<int64_t>(rung);
@@ -31,10 +31,10 @@ void SuccessiveHalving::run(Tuner& tuner) {
   int64_t level = 1;
   while (points.size() > kFinalists) {
     for (const auto& p : points) tuner.measure(p, "halving-rung" + std::to_string(level), level);
-    const size_t keep = std::max<size_t>(1, points.size() / static_cast<size_t>(reduction_));
+    const size_t keep = std::max<size_t>(1, points.size() / static_cast<size_t>(kReduction));
     points = tuner.ranked(points);
     if (points.size() > keep) points.resize(keep);
-    level *= reduction_;
+    level *= kReduction;
   }
   tuner.final_race(points, kRaceRounds);
 }

@@ -15,7 +15,6 @@ TrialRole Trial::role() const {
   return TrialRole::Search;
 }
 
-
 std::string trial_key(const nlohmann::json& point, int64_t budget_level) {
   return point_key(point) + "@" + std::to_string(budget_level);
 }

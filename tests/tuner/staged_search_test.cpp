@@ -278,7 +278,7 @@ TEST(GridSearch, MeasuresEveryPointAndFindsTheOptimum) {
   EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"batch_size", 512}, {"amp", "bf16"}}));
 }
 
-TEST(RandomSearch, FindsTheOptimumWithinItsBudgetAndRespectsIt) {
+TEST(GridSearch, InRandomOrderFindsTheOptimumWithinItsBudgetAndRespectsIt) {
   SearchSpace space;
   space.set_axis("threads", {1, 2, 4});
   space.set_axis("num_workers", {0, 1, 2, 3});
