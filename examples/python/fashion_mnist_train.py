@@ -2,8 +2,9 @@
 that `dyno tune --command` can tune (README, "Tune any training program"). The knobs are Python's:
 batch size, DataLoader workers / persistent workers / prefetch factor / pinned memory, batched
 fetching (a dataset __getitems__ instead of one call per sample), autocast,
-torch.compile, intra-op threads, cuDNN autotuning, and the learning rate. It runs on its own with
-the defaults below; under dyno each trial's values come from dyno_report.
+torch.compile, intra-op threads, cuDNN autotuning, and the learning rate (at batch 64, scaled with
+the batch: lr_scaling). It runs on its own with the defaults below; under dyno each trial's values
+come from dyno_report.
 
     python3 examples/python/fashion_mnist_train.py --epochs 2
 """
@@ -26,6 +27,7 @@ import dyno_report  # noqa: E402
 
 DATA = os.environ.get("DYNO_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
 MEAN, STD = 0.2860, 0.3530
+REFERENCE_BATCH = 64  # the batch `lr` is given for; the default batch
 
 
 def read_idx(path):
@@ -77,9 +79,9 @@ def main():
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = parser.parse_args()
 
-    knobs, report = dyno_report.start(batch_size=64, num_workers=0, persistent_workers=False, prefetch_factor=2, pin_memory=False,
-                                      amp="off", compile=False, threads=0, cudnn_benchmark=False, lr=1e-3,
-                                      batched_fetch=False)
+    knobs, report = dyno_report.start(batch_size=REFERENCE_BATCH, num_workers=0, persistent_workers=False, prefetch_factor=2,
+                                      pin_memory=False, amp="off", compile=False, threads=0, cudnn_benchmark=False, lr=1e-3,
+                                      lr_scaling="sqrt", batched_fetch=False)
     torch.manual_seed(dyno_report.seed())
     if knobs["threads"] > 0:
         torch.set_num_threads(knobs["threads"])
@@ -98,7 +100,14 @@ def main():
     test_labels = test.labels.to(device)
 
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10)).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=knobs["lr"])
+    # A larger batch takes a larger learning rate (fewer, less noisy steps an epoch): the square root
+    # of the batch's ratio to the reference suits Adam, the ratio itself SGD.
+    ratio = knobs["batch_size"] / REFERENCE_BATCH
+    scales = {"none": 1.0, "sqrt": ratio ** 0.5, "linear": ratio}
+    if knobs["lr_scaling"] not in scales:
+        print(f"lr_scaling: '{knobs['lr_scaling']}' is not one of none, sqrt, linear", file=sys.stderr)
+        sys.exit(2)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=knobs["lr"] * scales[knobs["lr_scaling"]])
     step = torch.compile(model) if knobs["compile"] else model
     amp = knobs["amp"]
     autocast = dict(device_type=device.type, dtype=torch.bfloat16 if amp == "bf16" else torch.float16, enabled=amp != "off")
