@@ -148,7 +148,10 @@ std::vector<OpRow> rows_of(std::map<std::string, Aggregate>& table) {
     for (auto& [shapes, times] : a.total_s_by_shapes) {
       std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
       const double typical_s = static_cast<double>(times.size()) * times[times.size() / 2];
-      if (typical_s > most_s) most_s = typical_s, rows.back().input_shapes = shapes;
+      if (typical_s > most_s) {
+        most_s = typical_s;
+        rows.back().input_shapes = shapes;
+      }
     }
   }
   return top_rows(std::move(rows), kTableRows);

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <sstream>
+#include <system_error>
 
 #include "reports/atomic_file.h"
 #include "reports/user_error.h"
@@ -9,7 +10,11 @@
 namespace dyno {
 
 Journal read_journal(const std::string& path) {
-  if (!std::filesystem::exists(path)) return {};
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (status.type() == std::filesystem::file_type::not_found) return {};
+  if (status.type() != std::filesystem::file_type::regular)
+    throw UserError("journal", "'" + path + "' is not a file" + (error ? " (" + error.message() + ")" : std::string()) + "; a journal is DIR/journal.jsonl");
   return parse_journal(read_file(path), path);
 }
 

@@ -20,7 +20,7 @@ struct Journal {
   std::vector<Trial> trials;
 };
 
-// A missing file is an empty journal.
+// A missing file is an empty journal; a path that is not a readable file is a UserError naming it.
 Journal read_journal(const std::string& path);
 // The same for a journal's text; `path` only names it in errors.
 Journal parse_journal(const std::string& text, const std::string& path);

@@ -41,8 +41,9 @@ using Point = nlohmann::json;
 class SearchSpace {
  public:
   static SearchSpace from_json(const nlohmann::json& json);
-  // The per-device defaults (the conv-only knobs when convolutional); with max_ranks > 1 the DDP
-  // knobs too, ddp.world_size up to max_ranks.
+  // threads (powers of two up to `cores`, and `cores`), num_workers, batch_size, lr_scaling=sqrt,
+  // set_to_none, amp, checkpointing; the CPU adds host_allocator, CUDA pin_memory, fp16, tf32 and
+  // cudnn_benchmark (conv); conv adds channels_last; max_ranks > 1 the DDP knobs.
   static SearchSpace default_for(const std::string& device, bool convolutional, int64_t cores, int64_t max_ranks = 1);
 
   // "knob=v1,v2" | "knob=lo:hi:xF" | "knob=lo:hi:+S"; replaces or adds that axis.

@@ -206,8 +206,8 @@ void StagedSearch::run(Tuner& tuner) {
 
   // 5. Local refinement around the best, while it improves (knobs interact).
   refine(climber, space, "refine");
-  // 6. Regrow, then refine again, only when the knobs moved (staged_search.h): else memoised
-  // trials would repeat.
+  // 6. Regrow when the knobs moved since the first growth, and refine again when the regrow moved
+  // the point (staged_search.h); otherwise each would repeat memoised trials.
   const nlohmann::json before_regrow = climber.current();
   if (before_regrow != after_growth) grow_batch(climber, space, "batch-regrow");
   if (climber.current() != before_regrow) refine(climber, space, "refine-regrown");

@@ -103,9 +103,9 @@ def main():
     # A larger batch takes a larger learning rate (fewer, less noisy steps an epoch): the square root
     # of the batch's ratio to the reference suits Adam, the ratio itself SGD.
     ratio = knobs["batch_size"] / REFERENCE_BATCH
-    scales = {"none": 1.0, "sqrt": ratio ** 0.5, "linear": ratio}
+    scales = {"none": 1.0, "linear": ratio, "sqrt": ratio ** 0.5}
     if knobs["lr_scaling"] not in scales:
-        print(f"lr_scaling: '{knobs['lr_scaling']}' is not one of none, sqrt, linear", file=sys.stderr)
+        print(f"lr_scaling: '{knobs['lr_scaling']}' is not one of none, linear, sqrt", file=sys.stderr)
         sys.exit(2)
     optimizer = torch.optim.AdamW(model.parameters(), lr=knobs["lr"] * scales[knobs["lr_scaling"]])
     step = torch.compile(model) if knobs["compile"] else model

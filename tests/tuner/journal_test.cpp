@@ -48,6 +48,18 @@ TEST(Journal, ADamagedLineElsewhereIsAnErrorNamingFileAndLine) {
             "[journal] j.jsonl line 2: a header line after the first line; the journal is damaged");
 }
 
+TEST(Journal, AMissingFileIsAnEmptyJournalAndAPathThatIsNotAFileIsAnError) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dyno-journal-read-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "journal.jsonl");
+  const Journal missing = read_journal((dir / "absent.jsonl").string());
+  EXPECT_TRUE(missing.header.is_null());
+  EXPECT_TRUE(missing.trials.empty());
+  const std::string path = (dir / "journal.jsonl").string();
+  EXPECT_EQ(error_of([&] { read_journal(path); }), "[journal] '" + path + "' is not a file; a journal is DIR/journal.jsonl");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Journal, OpeningStartsANewJournalWithItsHeaderAndOnlyResumeContinuesOne) {
   const std::string dir = (std::filesystem::temp_directory_path() / ("dyno-journal-open-" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(dir);
