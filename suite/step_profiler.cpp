@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "reports/atomic_file.h"
+#include "reports/statistics.h"
 #include "reports/user_error.h"
 
 namespace dyno {
@@ -140,14 +141,13 @@ void add(std::map<std::string, Aggregate>& table, const std::string& name, doubl
 // Each row names the input shapes whose calls take the most time together, as calls x their
 // median time: a few calls the scheduler delayed (milliseconds, against microseconds for a small
 // op) do not name a cheap layer's shapes.
-std::vector<OpRow> rows_of(std::map<std::string, Aggregate>& table) {
+std::vector<OpRow> rows_of(const std::map<std::string, Aggregate>& table) {
   std::vector<OpRow> rows;
-  for (auto& [name, a] : table) {
+  for (const auto& [name, a] : table) {
     rows.push_back(a.row);
     double most_s = -1;
-    for (auto& [shapes, times] : a.total_s_by_shapes) {
-      std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-      const double typical_s = static_cast<double>(times.size()) * times[times.size() / 2];
+    for (const auto& [shapes, times] : a.total_s_by_shapes) {
+      const double typical_s = static_cast<double>(times.size()) * median(times);
       if (typical_s > most_s) {
         most_s = typical_s;
         rows.back().input_shapes = shapes;
