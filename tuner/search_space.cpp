@@ -160,22 +160,21 @@ std::vector<std::pair<std::string, nlohmann::json>> SearchSpace::exact_values() 
   return exact;
 }
 
+bool SearchSpace::throughput_blind(const std::string& name) const {
+  const Knob& k = knob(name);
+  return k.role == KnobRole::Convergence || k.warmup_cost;
+}
+
 SearchSpace SearchSpace::take_convergence_axes() {
   SearchSpace taken;
   taken.declared_ = declared_;
-  std::vector<Axis> kept;
-  for (auto& axis : axes_) {
-    const Knob& k = knob(axis.knob);
-    const bool to_target = k.role == KnobRole::Convergence || k.warmup_cost;
-    (to_target && axis.values.size() > 1 ? taken.axes_ : kept).push_back(std::move(axis));
-  }
-  axes_ = std::move(kept);
+  taken.axes_ = remove_throughput_blind_axes();
   return taken;
 }
 
-std::vector<Axis> SearchSpace::remove_warmup_cost_axes() {
+std::vector<Axis> SearchSpace::remove_throughput_blind_axes() {
   std::vector<Axis> removed, kept;
-  for (auto& axis : axes_) (knob(axis.knob).warmup_cost ? removed : kept).push_back(std::move(axis));
+  for (auto& axis : axes_) (throughput_blind(axis.knob) && axis.values.size() > 1 ? removed : kept).push_back(std::move(axis));
   axes_ = std::move(kept);
   return removed;
 }

@@ -60,13 +60,16 @@ class SearchSpace {
   // Each numeric shortcut's full-precision value (the convergence guard's reference): dyno's
   // (amp off, tf32 false, flush_denormal false) and the declared "reference" values.
   std::vector<std::pair<std::string, nlohmann::json>> exact_values() const;
-  // Moves the axes that change how many steps reach a target (the knobs whose role is
-  // convergence: dyno's, or declared so) and those whose cost throughput leaves out (declared
-  // warmup_cost) with more than one value into a new space with the same declarations.
+  // Whether items/s cannot judge the knob: its role is convergence (dyno's, or declared so: it
+  // changes how many steps reach a target, not how fast a step runs) or it is declared
+  // warmup_cost (its price is paid before the measured steps).
+  bool throughput_blind(const std::string& knob) const;
+  // Moves the axes of throughput-blind knobs with more than one value into a new space with the
+  // same declarations (time to target's second phase searches them).
   SearchSpace take_convergence_axes();
-  // Removes the axes of knobs declared warmup_cost (throughput cannot judge them: their price is
-  // paid before the measured steps); returns the removed axes.
-  std::vector<Axis> remove_warmup_cost_axes();
+  // Removes the axes of throughput-blind knobs with more than one value (the throughput objective
+  // leaves them at their defaults); returns the removed axes.
+  std::vector<Axis> remove_throughput_blind_axes();
   const Axis* find(const std::string& knob) const;
   int64_t grid_size() const;
   // Every point, in lexicographic order of the axes (the grid strategy's order).

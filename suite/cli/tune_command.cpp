@@ -380,15 +380,7 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
   options.timeout_s = args.trial_timeout_s;
   options.memory_limit_bytes = memory_limit_bytes(args);
   t.base = t.space.default_point();
-  if (to_target) {
-    t.convergence = t.space.take_convergence_axes();
-  } else {
-    for (const auto& axis : t.space.remove_warmup_cost_axes())
-      std::fprintf(stderr, "[tune] %s stays %s: it is declared warmup_cost, a price throughput does not see; --objective time-to-target searches it\n",
-                   axis.knob.c_str(), t.base[axis.knob].dump().c_str());
-    if (t.space.axes().empty())
-      throw UserError("space", "every axis is a knob declared warmup_cost, which the throughput objective leaves at its default: nothing to search; use --objective time-to-target");
-  }
+  if (to_target) t.convergence = t.space.take_convergence_axes();
   if (t.base.contains("batch_size") && t.base["batch_size"].is_number_integer()) t.recipe_batch = t.base["batch_size"];
   // Named after its script when an interpreter runs one.
   const bool interpreted = args.command.size() > 1 && std::filesystem::path(args.command[0]).filename().string().rfind("python", 0) == 0;
@@ -401,6 +393,17 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
   return t;
 }
 
+// The throughput objective leaves the knobs items/s cannot judge at their defaults, saying so.
+void leave_throughput_blind_knobs(Tunable& t) {
+  for (const auto& axis : t.space.remove_throughput_blind_axes())
+    std::fprintf(stderr, "[tune] %s stays %s: %s; --objective time-to-target searches it\n", axis.knob.c_str(), t.base[axis.knob].dump().c_str(),
+                 t.space.knob(axis.knob).warmup_cost ? "it is declared warmup_cost, a price throughput does not see"
+                                                     : "its role is convergence (it changes how many steps reach a target, not items/s)");
+  if (t.space.axes().empty())
+    throw UserError("space", "every axis is a knob whose role is convergence or that is declared warmup_cost, which the throughput objective leaves at its default: "
+                             "nothing to search; use --objective time-to-target");
+}
+
 int run_tune(const TuneArgs& args) {
   if (args.out.empty()) throw UserError("tune", "--out DIR is required: the journal, reports and best config go there");
   if (args.objective != "throughput" && args.objective != "time-to-target")
@@ -410,6 +413,7 @@ int run_tune(const TuneArgs& args) {
   const bool program = !args.command.empty();
   if (!program && !args.target.empty()) throw UserError("tune", "--target is for --command programs; a workload's target is --set target=VALUE");
   Tunable tunable = program ? program_tunable(args, to_target) : workload_tunable(args, to_target);
+  if (!to_target) leave_throughput_blind_knobs(tunable);
   const SearchSpace& space = tunable.space;
   const TrialSource& trials = *tunable.trials;
 

@@ -292,22 +292,28 @@ TEST(TuneCommand, AProgramIsTunedThroughItsReportAndResumesAfterAKill) {
 }
 
 // A knob whose price is paid before the measured windows (declared warmup_cost, as compiling) would
-// win on throughput that leaves its price out: the throughput objective keeps it at its default.
-TEST(TuneCommand, TheThroughputObjectiveLeavesAWarmupCostKnobAtItsDefault) {
+// win on throughput that leaves its price out, and one whose role is convergence (a learning rate)
+// would win on noise: the throughput objective keeps both at their defaults.
+TEST(TuneCommand, TheThroughputObjectiveLeavesWarmupCostAndConvergenceKnobsAtTheirDefaults) {
   const std::string dir = "/tmp/dyno_tune_warmup_cost_" + std::to_string(::getpid());
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
-  write_file_atomically(dir + "/program.sh", kFakeProgram);
-  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [16, 32], "mode": ["slow", "fast"]},
-                                                 "knobs": {"mode": {"type": "choice", "choices": ["slow", "fast"], "warmup_cost": true}}})");
+  // The fake program, acknowledging its rate too.
+  write_file_atomically(dir + "/program.sh", "printf '{\"event\": \"knobs\", \"applied\": {\"rate\": %s}}\\n' $DYNO_KNOB_RATE >> \"$DYNO_REPORT\"\n" +
+                                                 std::string(kFakeProgram));
+  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [16, 32], "mode": ["slow", "fast"], "rate": [0.5, 0.1]},
+                                                 "knobs": {"mode": {"type": "choice", "choices": ["slow", "fast"], "warmup_cost": true},
+                                                           "rate": {"type": "real", "default": 0.1, "role": "convergence"}}})");
   const std::string cmd = std::string(DYNO_BINARY) + " tune --strategy grid --space " + dir + "/space.json --out " + dir +
                           "/run --command /bin/sh " + dir + "/program.sh > " + dir + "/out.txt 2>&1";
   ASSERT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0) << read_file(dir + "/out.txt");
   EXPECT_NE(read_file(dir + "/out.txt").find("mode stays \"slow\": it is declared warmup_cost"), std::string::npos) << read_file(dir + "/out.txt");
+  EXPECT_NE(read_file(dir + "/out.txt").find("rate stays 0.1: its role is convergence"), std::string::npos) << read_file(dir + "/out.txt");
   const auto trials = journal_trials(dir + "/run/journal.jsonl");
   EXPECT_EQ(trials.size(), 2u);
-  for (const auto& t : trials) EXPECT_FALSE(t["point"].contains("mode")) << t.dump();
+  for (const auto& t : trials) EXPECT_FALSE(t["point"].contains("mode") || t["point"].contains("rate")) << t.dump();
   auto best = nlohmann::json::parse(read_file(dir + "/run/best-config.json"));
   EXPECT_EQ(best["environment"]["DYNO_KNOB_MODE"], "slow");
+  EXPECT_EQ(best["environment"]["DYNO_KNOB_RATE"], "0.1");
   EXPECT_EQ(best["environment"]["DYNO_KNOB_BATCH_SIZE"], "32");
   // Time to target searches it (phase 2), even when it is all the space has.
   write_file_atomically(dir + "/to-target.sh", R"(printf '{"event": "knobs", "applied": {"mode": "%s"}}\n' "$DYNO_KNOB_MODE" >> "$DYNO_REPORT"
@@ -341,7 +347,7 @@ TEST(TuneCommand, SpacesSettingsAndCommandsAreCheckedBeforeAnyTrial) {
   fails_with("--axis batch_size=8 --command /bin/echo {batch}", "[command] placeholder {batch} names no knob of the search space");
   fails_with("--command /bin/true", "--command needs a search space");
   write_file_atomically(dir + "/space.json", R"({"axes": {"compile": [false, true]}, "knobs": {"compile": {"type": "bool", "warmup_cost": true}}})");
-  fails_with("--space " + dir + "/space.json --command /bin/true", "every axis is a knob declared warmup_cost");
+  fails_with("--space " + dir + "/space.json --command /bin/true", "every axis is a knob whose role is convergence or that is declared warmup_cost");
   fails_with("--axis batch_size=8 --objective time-to-target --command /bin/true", "needs --target METRIC>=VALUE");
   fails_with("--axis batch_size=8 --command no-such-program-dyno", "'no-such-program-dyno' is not an executable file on PATH");
   fails_with("--strategy grid /bin/true", "unexpected argument '/bin/true' (an external program goes after --command)");

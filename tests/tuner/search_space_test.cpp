@@ -106,16 +106,23 @@ TEST(SearchSpace, AKnobWithAWarmupCostIsTakenWithTheConvergenceAxes) {
             "[space] knob c: \"warmup_cost\" is 1, not true or false");
 }
 
-TEST(SearchSpace, RemovingTheWarmupCostAxesKeepsTheOthersInOrder) {
+TEST(SearchSpace, RemovingTheThroughputBlindAxesKeepsTheOthersAndAPinnedValueInOrder) {
   SearchSpace s = SearchSpace::from_json(nlohmann::json::parse(R"({
-      "axes": {"batch_size": [64, 128], "compile": [false, true], "fused": [false, true]},
-      "knobs": {"compile": {"type": "bool", "warmup_cost": true}, "fused": {"type": "bool"}}})"));
-  const auto removed = s.remove_warmup_cost_axes();
-  ASSERT_EQ(removed.size(), 1u);
+      "axes": {"batch_size": [64, 128], "compile": [false, true], "lr": [0.1, 0.2], "fused": [false, true], "lr_scaling": ["sqrt"]},
+      "knobs": {"compile": {"type": "bool", "warmup_cost": true}, "fused": {"type": "bool"}, "lr": {"type": "real", "role": "convergence"}}})"));
+  EXPECT_TRUE(s.throughput_blind("compile"));
+  EXPECT_TRUE(s.throughput_blind("lr"));
+  EXPECT_TRUE(s.throughput_blind("lr_scaling"));  // dyno's knob table: role convergence
+  EXPECT_FALSE(s.throughput_blind("fused"));
+  EXPECT_FALSE(s.throughput_blind("batch_size"));
+  const auto removed = s.remove_throughput_blind_axes();
+  ASSERT_EQ(removed.size(), 2u);
   EXPECT_EQ(removed[0].knob, "compile");
-  ASSERT_EQ(s.axes().size(), 2u);
+  EXPECT_EQ(removed[1].knob, "lr");
+  ASSERT_EQ(s.axes().size(), 3u);  // lr_scaling has one value: a setting, not a search
   EXPECT_EQ(s.axes()[0].knob, "batch_size");
   EXPECT_EQ(s.axes()[1].knob, "fused");
+  EXPECT_EQ(s.axes()[2].knob, "lr_scaling");
 }
 
 TEST(SearchSpace, ARoleThatIsNoneOrDisagreesIsRefusedByName) {
