@@ -19,6 +19,9 @@ struct TuneSummary {
   std::string device;
   nlohmann::json base_config = nullptr;  // the settings under every point (a program: its command too)
   nlohmann::json best_config = nullptr;  // what best-config.json holds
+  // The best's changes from the run's untuned configuration when the tuner started elsewhere (time
+  // to target's phase 2 starts from phase 1's winner); empty = describe_changes of the best.
+  std::string best_changes;
   double wall_time_s = 0;
   nlohmann::json verification = nullptr;  // {best, default, speedup} or null
   nlohmann::json environment = nullptr;   // from the best trial's run report

@@ -517,9 +517,18 @@ int run_tune(const TuneArgs& args) {
                                 {"best_changes", b ? nlohmann::json(describe_changes(*throughput->tuner, b->point)) : nlohmann::json(nullptr)},
                                 {"best_samples_per_second", b ? nlohmann::json(b->samples_per_second) : nlohmann::json(nullptr)}};
   }
+  const Trial* best = tuner.best();
+  if (best && two_phases && throughput->tuner->best()) {
+    // Phase 1's changes, less the knobs phase 2 changed again (the recipe's batch), then phase 2's.
+    const std::string second = describe_changes(tuner, best->point);
+    nlohmann::json first = throughput->tuner->best()->point;
+    for (const auto& [knob, value] : best->point.items())
+      if (!tuner.start_point().contains(knob) || tuner.start_point()[knob] != value) first.erase(knob);
+    const std::string c = describe_changes(*throughput->tuner, first);
+    summary.best_changes = c == "(start)" ? second : second == "(start)" ? c : c + " " + second;
+  }
   write_outputs(*final_phase, summary, trials);
 
-  const Trial* best = tuner.best();
   if (!args.quiet) {
     if (two_phases) {
       std::cout << "phase 1 (throughput, " << throughput->tuner->options().strategy << "):\n" << trials_table(*throughput->tuner);
@@ -527,14 +536,7 @@ int run_tune(const TuneArgs& args) {
     }
     std::cout << trials_table(tuner);
     if (best && to_target) {
-      // Phase 1's changes, less the knobs phase 2 changed again (the recipe's batch), then phase 2's.
-      std::string changes = describe_changes(tuner, best->point);
-      if (two_phases && throughput->tuner->best()) {
-        nlohmann::json first = throughput->tuner->best()->point;
-        for (const auto& [knob, value] : best->point.items())
-          if (!tuner.start_point().contains(knob) || tuner.start_point()[knob] != value) first.erase(knob);
-        if (const std::string c = describe_changes(*throughput->tuner, first); c != "(start)") changes = changes == "(start)" ? c : c + " " + changes;
-      }
+      const std::string changes = summary.best_changes.empty() ? describe_changes(tuner, best->point) : summary.best_changes;
       std::printf("\nbest: trial %lld, %.1f s to target, %s\n", static_cast<long long>(best->id), best->time_to_target_s.value_or(0.0), changes.c_str());
     }
     else if (best)

@@ -219,6 +219,11 @@ TEST(TuneCommand, TimeToTargetSearchesThroughputThenConvergence) {
       EXPECT_GE(estimate.at(winner["point"].dump()), estimate.at(t["point"].dump()) - 0.02) << t["point"].dump();
     }
   EXPECT_EQ(raced, 3);  // --verify-seeds 2: one round
+  // The best's changes are the run's, from the untuned configuration: phase 1's with phase 2's.
+  const std::string changes = report["best"]["changes"];
+  EXPECT_NE(read_file(dir + "/out.txt").find("s to target, " + changes + "\n"), std::string::npos) << changes;
+  if (phase1["best"]["changes"] != "(start)" && !report["best"]["point"].contains("batch_size"))
+    EXPECT_NE(changes.find(phase1["best"]["changes"].get<std::string>()), std::string::npos) << changes;
   // The best config carries phase 1's batch size and phase 2's horizon.
   auto best = nlohmann::json::parse(read_file(dir + "/run/best-config.json"));
   EXPECT_EQ(best["batch_size"], phase1["best"]["point"]["batch_size"]);
