@@ -32,6 +32,8 @@ class Climber {
     nlohmann::json point = current_;
     point[knob] = value;
     if (point == current_) return {*tuner_.latest(current_), Verdict::Equivalent, true, false};
+    untried_ = std::max<int64_t>(untried_ - 1, 0);
+    tuner_.reserve(untried_ + static_cast<int64_t>(StagedSearch::kFinalists));
     const Trial incumbent = *tuner_.latest(current_);
     Step step{tuner_.measure(point, stage, 1, &incumbent), Verdict::Unknown, false, false};
     step.verdict = tuner_.compare(point, current_, stage);
@@ -72,12 +74,16 @@ class Climber {
     return loss->expected_shortfall() < tuner_.options().decision.indifference;
   }
 
+  // The values the stages from here on have yet to try, one process each: with the race's first
+  // round, what a comparison leaves room for in a budget (Tuner::reserve).
+  void plan(int64_t values) { untried_ = values; }
   const nlohmann::json& current() const { return current_; }
 
  private:
   static constexpr double kInteraction = 0.10;  // on the log scale
   Tuner& tuner_;
   nlohmann::json current_;
+  int64_t untried_ = 0;
   // (knob, from, to) -> where it was measured (the new point's key) -> log(to / from), one per process
   std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, std::vector<double>>> effects_;
 };
@@ -182,29 +188,50 @@ int64_t StagedSearch::expected_trials(const SearchSpace& space, int64_t max_tria
 void StagedSearch::run(Tuner& tuner) {
   Climber climber(tuner);
   const SearchSpace& space = tuner.space();
-  auto has_role = [&space](const Axis& axis, KnobRole role) { return space.knob(axis.knob).role == role; };
+  // A knob's stage is its role's; every role but these three is tried in the knobs stage.
+  enum Stage { kProcess, kPipeline, kBatch, kKnobs };
+  auto stage_of = [&space](const Axis& axis) {
+    switch (space.knob(axis.knob).role) {
+      case KnobRole::Process: return kProcess;
+      case KnobRole::Pipeline: return kPipeline;
+      case KnobRole::Batch: return kBatch;
+      default: return kKnobs;
+    }
+  };
+  // The values the stages from `first` on have yet to try: every value of their axes but the
+  // current one, and of the batch's, the sizes above the current one.
+  auto untried_from = [&](Stage first) {
+    int64_t n = 0;
+    for (const auto& axis : space.axes()) {
+      const nlohmann::json now = climber.current().value(axis.knob, nlohmann::json());
+      if (stage_of(axis) == kBatch && first <= kBatch) n += std::count_if(axis.values.begin(), axis.values.end(), [&](const auto& v) { return v > now; });
+      else if (stage_of(axis) >= first) n += static_cast<int64_t>(axis.values.size()) - 1;
+    }
+    return n;
+  };
+  auto try_stage = [&](Stage stage, const std::string& name) {
+    for (const auto& axis : space.axes())
+      if (stage_of(axis) == stage)
+        for (const auto& v : axis.values) climber.try_value(axis.knob, v, name);
+  };
 
   // 1. Process-wide settings (threads, allocator) change the cost of everything measured after
   // them: with glibc's default malloc one config runs at one speed or another from one process to
   // the next; batch growth at the wrong thread count stops early (one thread: every batch alike).
-  for (const auto& axis : space.axes())
-    if (has_role(axis, KnobRole::Process))
-      for (const auto& v : axis.values) climber.try_value(axis.knob, v, "process");
-
+  climber.plan(untried_from(kProcess));
+  try_stage(kProcess, "process");
   // 2. Data pipeline.
-  for (const auto& axis : space.axes())
-    if (has_role(axis, KnobRole::Pipeline))
-      for (const auto& v : axis.values) climber.try_value(axis.knob, v, "pipeline");
-
+  try_stage(kPipeline, "pipeline");
   // 3. Batch size: geometric growth to the plateau or the memory wall, then bisection.
+  climber.plan(untried_from(kBatch));
   grow_batch(climber, space, "batch");
   const nlohmann::json after_growth = climber.current();
   // 4. The other axes, one value at a time.
-  for (const auto& axis : space.axes())
-    if (!has_role(axis, KnobRole::Process) && !has_role(axis, KnobRole::Pipeline) && !has_role(axis, KnobRole::Batch))
-      for (const auto& v : axis.values) climber.try_value(axis.knob, v, "knobs");
+  climber.plan(untried_from(kKnobs));
+  try_stage(kKnobs, "knobs");
 
   // 5. Local refinement around the best, while it improves (knobs interact).
+  climber.plan(0);
   refine(climber, space, "refine");
   // 6. Regrow when the knobs moved since the first growth, and refine again when the regrow moved
   // the point (staged_search.h); otherwise each would repeat memoised trials.

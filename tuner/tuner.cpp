@@ -66,6 +66,12 @@ bool Tuner::budget_left() const {
   return true;
 }
 
+bool Tuner::budget_covers(int64_t processes) const {
+  const int64_t done = executed_trials();
+  if (options_.max_trials > 0 && done + processes > options_.max_trials) return false;
+  return options_.budget_s <= 0 || done == 0 || spent_s() * static_cast<double>(done + processes) / static_cast<double>(done) <= options_.budget_s;
+}
+
 int64_t Tuner::complexity(const nlohmann::json& point) const {
   int64_t n = 0;
   for (const auto& [knob, value] : point.items())
@@ -270,7 +276,8 @@ Verdict Tuner::compare(const nlohmann::json& a, const nlohmann::json& b, const s
   for (;;) {
     const Comparison c = judge(a, b);
     const size_t na = evidence(a).processes(), nb = evidence(b).processes();
-    if (answered(c, options_.decision) || std::min(na, nb) >= options_.decision.max_processes) return settled(c, a, b);
+    if (answered(c, options_.decision) || std::min(na, nb) >= options_.decision.max_processes || !budget_covers(1 + reserved_))
+      return settled(c, a, b);
     try {
       measure_again(na <= nb ? a : b, stage);
     } catch (const BudgetExhausted&) {

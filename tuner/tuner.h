@@ -90,9 +90,13 @@ class Tuner {
   Comparison judge(const nlohmann::json& a, const nlohmann::json& b) const;
   // decide(a, b), measuring the less-measured point once more (stage `stage`) while the answer is
   // not known and a wrong choice could cost more than DecisionRule::indifference in expectation,
-  // up to DecisionRule::max_processes each; then settle (or, with ties_prefer_smaller_batch, the
+  // up to DecisionRule::max_processes each and while the budget allows (reserve); then settle (or, with ties_prefer_smaller_batch, the
   // smaller batch). Never "not known".
   Verdict compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& stage);
+  // The processes the strategy needs after the current comparison, at least: one for each value it
+  // has yet to try. With a budget, compare() buys a process only while the budget left covers it and
+  // these (a time budget at the mean trial time so far): a short budget reaches every stage.
+  void reserve(int64_t processes) { reserved_ = processes; }
   // Whether `a` is preferred to `b` given their verdict: the better one, and for equivalent points
   // the tie-breaks (see the header comment).
   bool preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const;
@@ -125,6 +129,8 @@ class Tuner {
   int64_t executed_trials() const;  // trials that count against the budget
   double spent_s() const;
   bool budget_left() const;
+  // Whether the budget left covers `processes` more trials (a time budget at the mean trial time so far).
+  bool budget_covers(int64_t processes) const;
   int64_t complexity(const nlohmann::json& point) const;  // knobs changed from the start point
   bool resumed_from_journal() const { return resumed_; }
 
@@ -158,7 +164,8 @@ class Tuner {
   // has asked for it again, so every decision sees what it saw the first time.
   std::vector<bool> replayed_;
   bool resumed_ = false;
-  int64_t awaiting_reference_ = 0;  // trials executed but waiting for their guard reference
+  int64_t awaiting_reference_ = 0;
+  int64_t reserved_ = 0;  // trials executed but waiting for their guard reference
   std::optional<nlohmann::json> race_winner_;
   // noise() fitted at (trials, visible trials): every decision asks for it, the fit runs once per change.
   mutable std::optional<std::pair<std::pair<size_t, size_t>, NoiseModel>> noise_cache_;
