@@ -12,8 +12,9 @@ reads what the program reports (README, "Tune any training program"). Two lines 
 The knobs the program reads from `knobs` are the ones it acknowledges (written before its first
 window, and again for any read later): a knob it never reads is not acknowledged, and dyno
 refuses that trial, so a knob the program ignores never wins. Outside dyno (no DYNO_REPORT in the
-environment) the knobs are the defaults and reporting does nothing, so the same script runs on its
-own. Only rank 0 (RANK unset or 0) writes.
+environment) reporting does nothing, so the same script runs on its own, with the defaults or with
+the DYNO_KNOB_<NAME> variables set, as `sh best-config.sh` runs the tuned configuration. Only rank
+0 (RANK unset or 0) writes.
 """
 
 import json
@@ -21,7 +22,7 @@ import math
 import os
 import time
 
-__all__ = ["start", "knobs", "seed", "Reporter"]
+__all__ = ["start", "knobs", "seed", "Reporter", "environment_name"]
 
 
 class Knobs(dict):
@@ -40,9 +41,38 @@ class Knobs(dict):
         return super().get(name, default)
 
 
+def environment_name(knob):
+    """DYNO_KNOB_<NAME>: the knob's name in upper case, any other character than a letter or digit as `_`."""
+    return "DYNO_KNOB_" + "".join(c.upper() if c.isascii() and c.isalnum() else "_" for c in knob)
+
+
+def _typed(variable, text, default):
+    """`text` as the type of `default`: as written for a string, true/false for a bool, JSON for a number."""
+    if isinstance(default, str):
+        return text
+    if isinstance(default, bool):
+        if text not in ("true", "false"):
+            raise ValueError(f"{variable}={text!r}: expected true or false")
+        return text == "true"
+    try:
+        value = json.loads(text)
+    except ValueError:
+        if default is None:
+            return text
+        raise ValueError(f"{variable}={text!r}: expected a number") from None
+    if isinstance(default, (int, float)) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise ValueError(f"{variable}={text!r}: expected a number")
+    return value
+
+
 def knobs(**defaults):
-    """The trial's knob values: DYNO_POINT's JSON file over `defaults` (just `defaults` outside dyno)."""
+    """The trial's knob values: `defaults`; over them each one's DYNO_KNOB_<NAME> (what best-config.sh
+    sets, so the tuned run applies them); over those DYNO_POINT's JSON file (a trial's whole point)."""
     values = dict(defaults)
+    for name, default in defaults.items():
+        text = os.environ.get(environment_name(name))
+        if text is not None:
+            values[name] = _typed(environment_name(name), text, default)
     path = os.environ.get("DYNO_POINT")
     if path:
         with open(path) as f:

@@ -1,0 +1,56 @@
+"""python/dyno_report.py: the knobs a program reads, from its defaults, DYNO_KNOB_<NAME> and DYNO_POINT.
+
+Usage: dyno_report_test.py SOURCE_DIR (exit 0 when every check holds)."""
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(sys.argv[1], "python"))
+import dyno_report  # noqa: E402
+
+DEFAULTS = dict(batch_size=64, amp="off", batched_fetch=False, lr=0.001, **{"ddp.world_size": 1})
+
+
+def knobs_with(environment):
+    saved = dict(os.environ)
+    try:
+        for name in list(os.environ):
+            if name.startswith("DYNO_"):
+                del os.environ[name]
+        os.environ.update(environment)
+        return dict(dyno_report.knobs(**DEFAULTS))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+# Without dyno: the defaults.
+assert knobs_with({}) == DEFAULTS, knobs_with({})
+
+# best-config.sh's environment: each knob typed as its default.
+tuned = knobs_with({"DYNO_KNOB_BATCH_SIZE": "256", "DYNO_KNOB_AMP": "bf16", "DYNO_KNOB_BATCHED_FETCH": "true",
+                    "DYNO_KNOB_LR": "0.002", "DYNO_KNOB_DDP_WORLD_SIZE": "2"})
+assert tuned == dict(batch_size=256, amp="bf16", batched_fetch=True, lr=0.002, **{"ddp.world_size": 2}), tuned
+
+# A trial's DYNO_POINT file is the whole point and wins over the environment.
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    json.dump({"batch_size": 512, "amp": "off"}, f)
+try:
+    point = knobs_with({"DYNO_KNOB_BATCH_SIZE": "256", "DYNO_POINT": f.name})
+finally:
+    os.unlink(f.name)
+assert point["batch_size"] == 512 and point["amp"] == "off", point
+
+# A value that is not of its knob's type names the variable, the value and what is valid.
+for variable, text, expected in [("DYNO_KNOB_BATCHED_FETCH", "yes", "expected true or false"),
+                                 ("DYNO_KNOB_BATCH_SIZE", "big", "expected a number"),
+                                 ("DYNO_KNOB_LR", "true", "expected a number")]:
+    try:
+        knobs_with({variable: text})
+    except ValueError as error:
+        assert variable in str(error) and repr(text) in str(error) and expected in str(error), str(error)
+    else:
+        raise AssertionError(f"{variable}={text} was accepted")
+
+print("ok")
