@@ -70,9 +70,9 @@ def knobs(**defaults):
     sets, so the tuned run applies them); over those DYNO_POINT's JSON file (a trial's whole point)."""
     values = dict(defaults)
     for name, default in defaults.items():
-        text = os.environ.get(environment_name(name))
-        if text is not None:
-            values[name] = _typed(environment_name(name), text, default)
+        variable = environment_name(name)
+        if variable in os.environ:
+            values[name] = _typed(variable, os.environ[variable], default)
     path = os.environ.get("DYNO_POINT")
     if path:
         with open(path) as f:
