@@ -12,8 +12,10 @@
 //      time from the best so far (coordinate descent);
 //   5. local refinement: the neighbours of the best value on each ordered axis, and the other
 //      values of the rest, repeated while it improves;
-//   6. when the knobs moved since the first growth (bf16 makes larger batches pay, checkpointing
-//      makes them fit), the batch grown once more, and when it moved, the refinement once more;
+//   6. the process-wide settings once more at the point reached (how many threads pay depends on
+//      the work per step, which the batch and the numerics changed); when the knobs moved since the
+//      first growth (bf16 makes larger batches pay, checkpointing makes them fit), the batch grown
+//      once more; and when either moved the point, the refinement once more;
 //   7. the final race among the leading points (Tuner::final_race).
 // Every step is one decision, Tuner::compare(candidate, best so far): a new value is kept when it
 // is better, or equivalent and preferred by the tie-breaks; while the answer is not known, the
@@ -34,7 +36,7 @@ class StagedSearch : public Strategy {
   void run(Tuner& tuner) override;
   // An estimate (the search adapts): the start point's processes, every value of the process,
   // pipeline and other axes in two processes, up to four batch sizes, one refinement round's
-  // neighbours, and the race.
+  // neighbours, the process values once more, and the race.
   int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
 
   static constexpr int64_t kStartProcesses = 3;

@@ -164,8 +164,8 @@ class Tuner {
   // has asked for it again, so every decision sees what it saw the first time.
   std::vector<bool> replayed_;
   bool resumed_ = false;
-  int64_t awaiting_reference_ = 0;
-  int64_t reserved_ = 0;  // trials executed but waiting for their guard reference
+  int64_t awaiting_reference_ = 0;  // trials executed but waiting for their guard reference
+  int64_t reserved_ = 0;            // processes the strategy needs after this comparison (reserve)
   std::optional<nlohmann::json> race_winner_;
   // noise() fitted at (trials, visible trials): every decision asks for it, the fit runs once per change.
   mutable std::optional<std::pair<std::pair<size_t, size_t>, NoiseModel>> noise_cache_;

@@ -1,6 +1,7 @@
 #include "tuner/staged_search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -182,6 +183,32 @@ TEST(StagedSearch, RefinementDoesNotRetryAtALargerBatchWhatCanOnlyLoseMore) {
     four_threads += t.point["threads"] == 4;
   }
   EXPECT_GT(four_threads, 0);
+}
+
+// A process-wide setting's effect moves with the work per step: one thread is 20% faster than
+// the default thread count at batch 64 and 25% slower at 512. The process stage adopts it at the
+// start batch; the search still ends on the default thread count at 512, having tried it there
+// once more, in its own stage.
+TEST(StagedSearch, TriesTheProcessSettingsAgainWhereTheClimbEnds) {
+  SearchSpace space;
+  space.set_axis("threads", {0, 1});
+  space.set_axis("batch_size", {64, 128, 256, 512});
+  space.set_axis("amp", {"off", "bf16"});
+  testing::TableExecutor executor([](const nlohmann::json& p) {
+    const auto b = static_cast<double>(p["batch_size"].get<int64_t>());
+    double v = 100 + b / 4;
+    if (p["amp"] == "bf16") v *= 1.3;
+    if (p["threads"] == 1) v *= 1.2 - 0.15 * std::log2(b / 64);
+    return v;
+  });
+  Tuner tuner(space, {{"threads", 0}, {"batch_size", 64}, {"amp", "off"}}, executor, with_strategy("staged"));
+  tuner.run();
+  const nlohmann::json optimum = {{"threads", 0}, {"batch_size", 512}, {"amp", "bf16"}};
+  EXPECT_EQ(tuner.best()->point, optimum) << tuner.best()->point.dump();
+  std::set<std::string> stages;
+  for (const auto& t : tuner.trials())
+    if (t.point["threads"] == 0 && t.point["batch_size"] == 512) stages.insert(t.stage);
+  EXPECT_EQ(stages.count("process-again"), 1u) << ::testing::PrintToString(stages);
 }
 
 // Session 9 bench runs 3 and 4: one loader thread lost clearly at 64 and 128 and was still tried
