@@ -199,16 +199,17 @@ void StagedSearch::run(Tuner& tuner) {
       default: return kKnobs;
     }
   };
-  // The values the stages from `first` to `last` have yet to try: every value of their axes but
-  // the current one, and of the batch's, the sizes above the current one.
-  auto untried = [&](Stage first, Stage last) {
+  // The values the stages from `first` to the knobs have yet to try, and the process settings'
+  // second try (step 5): every value of their axes but the current one, and of the batch's, the
+  // sizes above the current one.
+  auto untried_from = [&](Stage first) {
     int64_t n = 0;
     for (const auto& axis : space.axes()) {
-      const Stage stage = stage_of(axis);
-      if (stage < first || stage > last) continue;
+      const auto others = static_cast<int64_t>(axis.values.size()) - 1;
       const nlohmann::json now = climber.current().value(axis.knob, nlohmann::json());
-      if (stage == kBatch) n += std::count_if(axis.values.begin(), axis.values.end(), [&](const auto& v) { return v > now; });
-      else n += static_cast<int64_t>(axis.values.size()) - 1;
+      if (stage_of(axis) == kProcess) n += first == kProcess ? 2 * others : others;
+      else if (stage_of(axis) == kBatch && first <= kBatch) n += std::count_if(axis.values.begin(), axis.values.end(), [&](const auto& v) { return v > now; });
+      else if (stage_of(axis) >= first) n += others;
     }
     return n;
   };
@@ -221,33 +222,31 @@ void StagedSearch::run(Tuner& tuner) {
   // 1. Process-wide settings (threads, allocator) change the cost of everything measured after
   // them: with glibc's default malloc one config runs at one speed or another from one process to
   // the next; batch growth at the wrong thread count stops early (one thread: every batch alike).
-  climber.plan(untried(kProcess, kKnobs));
+  climber.plan(untried_from(kProcess));
   try_stage(kProcess, "process");
   // 2. Data pipeline.
   try_stage(kPipeline, "pipeline");
   // 3. Batch size: geometric growth to the plateau or the memory wall, then bisection.
-  climber.plan(untried(kBatch, kKnobs));
+  climber.plan(untried_from(kBatch));
   grow_batch(climber, space, "batch");
   const nlohmann::json after_growth = climber.current();
   // 4. The other axes, one value at a time.
-  climber.plan(untried(kKnobs, kKnobs));
+  climber.plan(untried_from(kKnobs));
   try_stage(kKnobs, "knobs");
-
-  // 5. Local refinement around the best, while it improves (knobs interact).
-  climber.plan(untried(kProcess, kProcess));
-  refine(climber, space, "refine");
-  // 6. The process-wide settings once more where the climb has got to, whatever the knob-effect
-  // model says of them: how many threads pay depends on the work per step, which the batch and the
-  // numerics have changed since stage 1. Then regrow when the point moved since the first growth,
-  // and refine again when either moved it (staged_search.h); otherwise each would repeat memoised
-  // trials.
-  const nlohmann::json after_refine = climber.current();
+  // 5. The process-wide settings once more: how many threads pay depends on the work per step,
+  // which the batch and the numerics have set since stage 1.
   climber.plan(0);
   try_stage(kProcess, "process-again");
-  if (climber.current() != after_growth) grow_batch(climber, space, "batch-regrow");
-  if (climber.current() != after_refine) refine(climber, space, "refine-again");
 
-  // 7. The final race among the leading points: the highest estimate of many short, noisy trials
+  // 6. Local refinement around the best, while it improves (knobs interact).
+  refine(climber, space, "refine");
+  // 7. Regrow when the knobs moved since the first growth, and refine again when the regrow moved
+  // the point (staged_search.h); otherwise each would repeat memoised trials.
+  const nlohmann::json before_regrow = climber.current();
+  if (before_regrow != after_growth) grow_batch(climber, space, "batch-regrow");
+  if (climber.current() != before_regrow) refine(climber, space, "refine-regrown");
+
+  // 8. The final race among the leading points: the highest estimate of many short, noisy trials
   // is biased upward, so the winner is chosen on more processes than one.
   tuner.final_race(tuner.leading_points(kFinalists), kRaceRounds);
 }

@@ -10,13 +10,13 @@
 //      it are not tried;
 //   4. every other axis (amp, set_to_none, channels_last, checkpointing, ...), one value at a
 //      time from the best so far (coordinate descent);
-//   5. local refinement: the neighbours of the best value on each ordered axis, and the other
+//   5. the process-wide settings once more: how many threads pay depends on the work per step,
+//      which the batch and the numerics have set since step 1;
+//   6. local refinement: the neighbours of the best value on each ordered axis, and the other
 //      values of the rest, repeated while it improves;
-//   6. the process-wide settings once more at the point reached (how many threads pay depends on
-//      the work per step, which the batch and the numerics changed); when the knobs moved since the
-//      first growth (bf16 makes larger batches pay, checkpointing makes them fit), the batch grown
-//      once more; and when either moved the point, the refinement once more;
-//   7. the final race among the leading points (Tuner::final_race).
+//   7. when the knobs moved since the first growth (bf16 makes larger batches pay, checkpointing
+//      makes them fit), the batch grown once more, and when it moved, the refinement once more;
+//   8. the final race among the leading points (Tuner::final_race).
 // Every step is one decision, Tuner::compare(candidate, best so far): a new value is kept when it
 // is better, or equivalent and preferred by the tie-breaks; while the answer is not known, the
 // less-measured of the two runs in one more process (within a budget, only while the budget left
