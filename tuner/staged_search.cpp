@@ -172,7 +172,7 @@ int64_t StagedSearch::expected_trials(const SearchSpace& space, int64_t max_tria
   int64_t once = 1, neighbours = 0;  // the start point; then each other value once
   for (const auto& axis : space.axes()) {
     const auto n = static_cast<int64_t>(axis.values.size());
-    if (space.knob(axis.knob).role == KnobRole::Process) neighbours += n - 1;  // and once more at the end
+    if (space.knob(axis.knob).role == KnobRole::Process) neighbours += n - 1;  // and once more after the knobs
     if (axis.knob == "batch_size") {
       once += std::min<int64_t>(n - 1, 4);
     } else {
@@ -189,8 +189,9 @@ int64_t StagedSearch::expected_trials(const SearchSpace& space, int64_t max_tria
 void StagedSearch::run(Tuner& tuner) {
   Climber climber(tuner);
   const SearchSpace& space = tuner.space();
-  // A knob's stage is its role's; every role but these three is tried in the knobs stage.
-  enum Stage { kProcess, kPipeline, kBatch, kKnobs };
+  // A knob's stage is its role's; every role but these three is tried in the knobs stage. The
+  // process settings are tried a second time after the knobs (step 5).
+  enum Stage { kProcess, kPipeline, kBatch, kKnobs, kProcessAgain };
   auto stage_of = [&space](const Axis& axis) {
     switch (space.knob(axis.knob).role) {
       case KnobRole::Process: return kProcess;
@@ -199,9 +200,8 @@ void StagedSearch::run(Tuner& tuner) {
       default: return kKnobs;
     }
   };
-  // The values the stages from `first` to the knobs have yet to try, and the process settings'
-  // second try (step 5): every value of their axes but the current one, and of the batch's, the
-  // sizes above the current one.
+  // The values the stages from `first` on have yet to try: every value of their axes but the
+  // current one, and of the batch's, the sizes above the current one.
   auto untried_from = [&](Stage first) {
     int64_t n = 0;
     for (const auto& axis : space.axes()) {
@@ -235,10 +235,11 @@ void StagedSearch::run(Tuner& tuner) {
   try_stage(kKnobs, "knobs");
   // 5. The process-wide settings once more: how many threads pay depends on the work per step,
   // which the batch and the numerics have set since stage 1.
-  climber.plan(0);
+  climber.plan(untried_from(kProcessAgain));
   try_stage(kProcess, "process-again");
 
   // 6. Local refinement around the best, while it improves (knobs interact).
+  climber.plan(0);
   refine(climber, space, "refine");
   // 7. Regrow when the knobs moved since the first growth, and refine again when the regrow moved
   // the point (staged_search.h); otherwise each would repeat memoised trials.
