@@ -1,16 +1,10 @@
-// decide(a, b): the one comparison behind every choice the tuner makes between two points. From
-// both points' evidence (one figure per process) and the noise model (tuner/noise_model.h) it
-// answers "a is better", "b is better", "equivalent within the margin" or "not known yet"; the
-// tuner answers the last by measuring the less-measured point in one more process (Tuner::compare)
-// while a wrong choice could still cost more than the indifference in expectation, up to a cap.
-// Tie-breaks (simpler, smaller batch, less memory) apply only to "equivalent".
-//
-// The difference of the two points' true values has, from their posteriors, a mixture of normals
-// (one component for each count of slow processes on either side) with the standard error
-// sigma * sqrt(1 / n_a + 1 / n_b); its interval is the mixture's quantiles, each component widened
-// by Student's t on the noise model's degrees of freedom. (`dyno compare`'s rank statistics need
-// four or more figures a side; a search decides most comparisons on one or two processes a point,
-// which only a pooled noise model can judge.)
+// decide(a, b): the one comparison behind every choice the tuner makes between two points (rules
+// 1-7 of docs/tuner.md, "How two points are compared"). From both points' evidence and the noise
+// model it answers "a is better", "b is better", "equivalent within the margin" or "not known yet";
+// the tuner answers the last by measuring the less-measured point once more (Tuner::compare).
+// The interval of log(a / b) is the quantiles of the difference of the two posteriors, each
+// component widened by Student's t on the noise model's degrees of freedom. (`dyno compare`'s rank
+// statistics need four figures a side; a search decides most comparisons on one or two.)
 #pragma once
 
 #include <cstddef>
@@ -44,25 +38,19 @@ struct Comparison {
 // A point that failed (or has no evidence) loses to one that did not; two failed points are equivalent.
 Comparison decide(const PointEvidence& a, const PointEvidence& b, const NoiseModel& noise, const DecisionRule& rule);
 
-// What choosing the point with the higher estimate costs in expectation (log scale) under the
-// posterior of the difference: E[max(0, -difference)] for the chosen side, each normal component
-// contributing se * (pdf(z) - z * (1 - cdf(z))), z = its mean / se (sign toward the chosen side). It
-// is small when the estimates are far apart for their noise, or when both are so well measured
-// that a wrong choice could only be a small one: then more processes are not worth their time. A
-// point measured once keeps the slow-spell chance of being a slow shift better than it read: a
-// loss within that shift is worth a second process.
+// What choosing the point with the higher estimate costs in expectation (log scale): the expected
+// shortfall of the difference's posterior, toward the chosen side. It is small when the estimates
+// are far apart for their noise, or so well measured that a wrong choice could only be small.
 double expected_loss(const Comparison& comparison);
 
 // Whether the comparison needs no more processes: the points are equivalent, or taking the higher
-// estimate could cost less than the indifference in expectation. A "better" verdict alone is not
-// enough: at 95% it is wrong one time in forty, and a search makes twenty-odd choices. (The cap is
-// Tuner::compare's: a race has its own number of rounds.)
+// estimate could cost less than the indifference in expectation (a "better" verdict alone is wrong
+// one time in forty, and a search makes twenty-odd choices).
 bool answered(const Comparison& comparison, const DecisionRule& rule);
 
-// "Not known" when no more processes will be bought (the cap, or an expected loss below the
-// indifference): the higher estimate is better, the choice that costs least in expectation.
-// Equivalence is only ever a verdict (the whole interval within the margin): estimates within the
-// margin are not evidence that a simpler point loses nothing. Other verdicts are returned as they are.
+// A verdict as it is; "not known", when no more processes will be bought, goes to the higher
+// estimate (the least expected cost). Never "equivalent": estimates within the margin are not
+// evidence that a simpler point loses nothing.
 Verdict settle(const Comparison& comparison);
 
 }  // namespace dyno

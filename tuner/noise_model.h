@@ -1,15 +1,10 @@
-// NoiseModel: how far one process's figure for a point lies from the point's true value, fitted to
-// every point measured in more than one process. A shared machine's noise has two parts: a normal
-// spread between processes (sigma), and now and then a process that runs the whole way in a slow
-// spell (another tenant, a cold cache, memory in small pages), slower by a fraction far beyond the
-// spread. A slow spell only ever lowers a figure: under a normal model alone, a good point measured
-// once in a slow spell would lose decidedly, and one slow figure among several drags a mean down.
-//
-// So a figure is the true value plus a normal error, less `slow_shift` with probability
-// `slow_chance`. The three parameters are fitted by expectation-maximisation over the repeated
-// points (which of their processes ran slow is the hidden part), each parameter with a weak prior,
-// so that the first decisions, before any point was measured twice, are cautious rather than blind,
-// and a machine without slow spells soon shows it.
+// NoiseModel: how far one process's figure for a point lies from the point's true value (docs/
+// tuner.md, rule 2). A figure is the true value plus a normal error (sigma, the spread between
+// processes), less `slow_shift` with probability `slow_chance`: a process that ran the whole way in
+// a slow spell (another tenant, memory in small pages), which only ever lowers a figure. The three
+// parameters are fitted by expectation-maximisation to the points measured in more than one process
+// (which processes ran slow is the hidden part), each with a weak prior, so that the first
+// decisions are cautious rather than blind and a machine without slow spells soon shows it.
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,7 @@
 // Posterior: what the evidence says about a true value on the log scale (a point's speed, or the
-// difference of two points'), under the noise model (tuner/noise_model.h): a mixture of normals,
-// one component for each count of processes that may have run in a slow spell (wider the more of
-// them it assumes: a slow spell's size varies). A value measured once is, with the slow-spell chance, a slow shift higher than it
-// read, so its upper bound stays open until a second process agrees.
+// difference of two points'), under the noise model: a mixture of normals, one component for each
+// count of processes that may have run in a slow spell (wider the more it assumes). A value
+// measured once is, with the slow-spell chance, a slow shift higher than it read.
 #pragma once
 
 #include <vector>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "reports/knob.h"
 #include "reports/json_fields.h"
@@ -168,15 +169,10 @@ bool SearchSpace::throughput_blind(const std::string& name) const {
 SearchSpace SearchSpace::take_convergence_axes() {
   SearchSpace taken;
   taken.declared_ = declared_;
-  taken.axes_ = remove_throughput_blind_axes();
-  return taken;
-}
-
-std::vector<Axis> SearchSpace::remove_throughput_blind_axes() {
-  std::vector<Axis> removed, kept;
-  for (auto& axis : axes_) (throughput_blind(axis.knob) && axis.values.size() > 1 ? removed : kept).push_back(std::move(axis));
+  std::vector<Axis> kept;
+  for (auto& axis : axes_) (throughput_blind(axis.knob) && axis.values.size() > 1 ? taken.axes_ : kept).push_back(std::move(axis));
   axes_ = std::move(kept);
-  return removed;
+  return taken;
 }
 
 void SearchSpace::set_axis(const std::string& knob, std::vector<nlohmann::json> values) {
@@ -198,22 +194,14 @@ void SearchSpace::override_axis(const std::string& spec) {
   const std::string body = spec.substr(eq + 1);
   const Knob& knob = this->knob(name);
   std::vector<nlohmann::json> values;
-  const size_t first_colon = body.find(':');
-  if (first_colon != std::string::npos) {
-    const size_t second = body.find(':', first_colon + 1);
-    if (second == std::string::npos || second + 1 >= body.size() || (body[second + 1] != 'x' && body[second + 1] != '+'))
+  if (body.find(':') != std::string::npos) {
+    double lo = 0, hi = 0, by = 0;
+    char op = 0;
+    int used = -1;
+    if (std::sscanf(body.c_str(), "%lf:%lf:%c%lf%n", &lo, &hi, &op, &by, &used) != 4 || used != static_cast<int>(body.size()) ||
+        (op != 'x' && op != '+'))
       throw UserError("space", "axis " + name + ": range '" + body + "' is not lo:hi:xFACTOR or lo:hi:+STEP");
-    auto number = [&](const std::string& t) {
-      try {
-        size_t used = 0;
-        double v = std::stod(t, &used);
-        if (used == t.size()) return v;
-      } catch (...) {
-      }
-      throw UserError("space", "axis " + name + ": '" + t + "' in range '" + body + "' is not a number");
-    };
-    values = expand_range(knob, number(body.substr(0, first_colon)), number(body.substr(first_colon + 1, second - first_colon - 1)),
-                          number(body.substr(second + 2)), body[second + 1] == 'x');
+    values = expand_range(knob, lo, hi, by, op == 'x');
   } else {
     size_t start = 0;
     while (start <= body.size()) {

@@ -1,22 +1,11 @@
-// SearchSpace: the axes a tuner searches, as data. Each axis is a knob from the engine's table and
-// the list of values to try; a space comes from JSON, from the per-device defaults, and from
-// command-line overrides. Every value is validated against the knob's declaration, so a bad space
-// fails before any trial runs, with an error naming the axis and the value.
-//
-// JSON form: {"axes": {"batch_size": [32, 64, 128], "threads": {"min": 1, "max": 4, "step": 1},
-//                      "num_workers": {"min": 0, "max": 4, "factor": 2}, "amp": ["off", "bf16"]}}
-// Command-line form: "batch_size=32,64,128" or "batch_size=32:512:x2" or "threads=1:4:+1".
-//
-// A space for an external program (`dyno tune --command`) may also declare the program's own
-// knobs, which dyno's table does not know, with their type, and optionally the value the program
-// runs with by default, the value that computes in full precision (the convergence guard's
-// reference for the others), and whether the knob changes how many steps reach a target rather
-// than how fast a step runs (searched in time-to-target's second phase):
-//   "knobs": {"compile": {"type": "bool", "default": false},
-//             "prefetch_factor": {"type": "integer", "min": 1, "max": 8},
-//             "autocast": {"type": "choice", "choices": ["off", "bf16"], "reference": "off"},
-//             "epochs": {"type": "integer", "min": 1, "max": 100, "convergence": true}}
-// A declaration takes precedence over a dyno knob of the same name.
+// SearchSpace: the axes a tuner searches, as data. Each axis is a knob and the list of values to
+// try; a space comes from JSON ({"axes": {"batch_size": [32, 64], "threads": {"min": 1, "max": 4,
+// "step": 1}}}), from the per-device defaults, and from command-line overrides ("knob=v1,v2",
+// "knob=lo:hi:xF", "knob=lo:hi:+S"). Every value is validated against the knob's declaration, so a
+// bad space fails before any trial runs, with an error naming the axis and the value. A space for
+// an external program may also declare the program's own knobs ("knobs": {"compile": {"type":
+// "bool", "default": false}}, with "reference", "role", "warmup_cost": README, "Tune any training
+// program"); a declaration takes precedence over a dyno knob of the same name.
 #pragma once
 
 #include <cstdint>
@@ -65,11 +54,9 @@ class SearchSpace {
   // warmup_cost (its price is paid before the measured steps).
   bool throughput_blind(const std::string& knob) const;
   // Moves the axes of throughput-blind knobs with more than one value into a new space with the
-  // same declarations (time to target's second phase searches them).
+  // same declarations: time to target's second phase searches them; the throughput objective
+  // leaves them at their defaults.
   SearchSpace take_convergence_axes();
-  // Removes the axes of throughput-blind knobs with more than one value (the throughput objective
-  // leaves them at their defaults); returns the removed axes.
-  std::vector<Axis> remove_throughput_blind_axes();
   const Axis* find(const std::string& knob) const;
   int64_t grid_size() const;
   // Every point, in lexicographic order of the axes (the grid strategy's order).

@@ -104,10 +104,8 @@ void grow_batch(Climber& climber, const SearchSpace& space, const std::string& s
   int64_t upper = 0;  // first size known not to be better (0 = none yet)
   int64_t memory_wall = 0;
   int misses = 0;
-  // Growth x2: one size that is not better is not yet the plateau, two in a row are; a size that
-  // is decidedly worse (past the plateau, larger batches only cost more time) or fails on memory
-  // ends it. A size settled as worse on its estimate (one process in a slow spell can read low)
-  // is a size not better.
+  // Growth x2 to the plateau (two sizes in a row not better), a size decidedly worse, or the
+  // memory wall; a size settled as worse on its estimates only is a size not better.
   for (;;) {
     auto next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s >= 2 * probe; });
     if (next == sizes.end()) next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s > probe; });
@@ -219,36 +217,23 @@ void StagedSearch::run(Tuner& tuner) {
         for (const auto& v : axis.values) climber.try_value(axis.knob, v, name);
   };
 
-  // 1. Process-wide settings (threads, allocator) change the cost of everything measured after
-  // them: with glibc's default malloc one config runs at one speed or another from one process to
-  // the next; batch growth at the wrong thread count stops early (one thread: every batch alike).
+  // The steps of staged_search.h, in its order.
   climber.plan(untried_from(kProcess));
   try_stage(kProcess, "process");
-  // 2. Data pipeline.
   try_stage(kPipeline, "pipeline");
-  // 3. Batch size: geometric growth to the plateau or the memory wall, then bisection.
   climber.plan(untried_from(kBatch));
   grow_batch(climber, space, "batch");
   const nlohmann::json after_growth = climber.current();
-  // 4. The other axes, one value at a time.
   climber.plan(untried_from(kKnobs));
   try_stage(kKnobs, "knobs");
-  // 5. The process-wide settings once more: how many threads pay depends on the work per step,
-  // which the batch and the numerics have set since stage 1.
   climber.plan(untried_from(kProcessAgain));
   try_stage(kProcess, "process-again");
-
-  // 6. Local refinement around the best, while it improves (knobs interact).
   climber.plan(0);
   refine(climber, space, "refine");
-  // 7. Regrow when the knobs moved since the first growth, and refine again when the regrow moved
-  // the point (staged_search.h); otherwise each would repeat memoised trials.
+  // Without a move since, the regrowth and the second refinement would repeat memoised trials.
   const nlohmann::json before_regrow = climber.current();
   if (before_regrow != after_growth) grow_batch(climber, space, "batch-regrow");
   if (climber.current() != before_regrow) refine(climber, space, "refine-regrown");
-
-  // 8. The final race among the leading points: the highest estimate of many short, noisy trials
-  // is biased upward, so the winner is chosen on more processes than one.
   tuner.final_race(tuner.leading_points(kFinalists), kRaceRounds);
 }
 

@@ -18,10 +18,9 @@
 //      makes them fit), the batch grown once more, and when it moved, the refinement once more;
 //   8. the final race among the leading points (Tuner::final_race).
 // Every step is one decision, Tuner::compare(candidate, best so far): a new value is kept when it
-// is better, or equivalent and preferred by the tie-breaks; while the answer is not known, the
-// less-measured of the two runs in one more process (within a budget, only while the budget left
-// still covers a process for every value the stages have yet to try: Tuner::reserve). Each
-// candidate's process races the best so far and stops early once it cannot win (Tuner::measure).
+// is better, or equivalent and preferred by the tie-breaks; a budget keeps a process for every
+// value the stages have yet to try (Tuner::reserve). Each candidate's process races the best so
+// far and stops early once it cannot win (Tuner::measure).
 #pragma once
 
 #include <cstddef>

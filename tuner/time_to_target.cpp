@@ -4,6 +4,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "tuner/tuner.h"
@@ -32,25 +33,17 @@ std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const n
   if (!throughput_space.find("batch_size") || !winner.contains("batch_size")) return {};
   const int64_t best = winner["batch_size"].get<int64_t>();
   if (best <= recipe_batch) return {};
-  std::vector<int64_t> batches;
-  // Between the two, phase 1's batch nearest their geometric mean (the larger of two as near).
+  // Between the two, phase 1's batch nearest their geometric mean on the log scale (rounded, so
+  // that two as near tie), the larger of two as near.
   const double middle = std::log(static_cast<double>(best)) / 2 + std::log(static_cast<double>(recipe_batch)) / 2;
-  std::optional<int64_t> between;
-  double between_distance = 0;
-  for (const nlohmann::json& value : throughput_space.find("batch_size")->values) {
-    if (!value.is_number_integer()) continue;
-    const int64_t b = value.get<int64_t>();
-    if (b <= recipe_batch || b >= best) continue;
-    const double distance = std::abs(std::log(static_cast<double>(b)) - middle);
-    const bool as_near = between && std::abs(distance - between_distance) < 1e-9;
-    if (!between || (as_near ? b > *between : distance < between_distance)) {
-      between = b;
-      between_distance = distance;
+  std::optional<std::pair<double, int64_t>> between;  // (distance, -batch): the least
+  for (const nlohmann::json& value : throughput_space.find("batch_size")->values)
+    if (const int64_t b = value.is_number_integer() ? value.get<int64_t>() : 0; b > recipe_batch && b < best) {
+      const std::pair<double, int64_t> here{std::round(std::abs(std::log(static_cast<double>(b)) - middle) * 1e9), -b};
+      if (!between || here < *between) between = here;
     }
-  }
-  if (between) batches.push_back(*between);
-  batches.push_back(recipe_batch);
-  return batches;
+  if (between) return {-between->second, recipe_batch};
+  return {recipe_batch};
 }
 
 double search_time_cap(const Tuner& tuner, double cap_s) {

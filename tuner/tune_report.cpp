@@ -43,6 +43,12 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
     ranking.push_back({{"point", point}, {"changes", describe_changes(tuner, point)}, {"estimate", std::exp(tuner.estimate(point, noise))},
                        {"processes", tuner.evidence(point).processes()}});
   const Trial* best = tuner.best();
+  nlohmann::json best_json = nullptr;
+  if (best) {
+    best_json = to_json(*best);
+    best_json["changes"] = summary.best_changes.empty() ? describe_changes(tuner, best->point) : summary.best_changes;
+    best_json["config"] = summary.best_config;
+  }
   std::map<std::string, int64_t> outcomes;
   for (const auto& t : tuner.trials()) ++outcomes[to_string(t.outcome)];
   return {{"schema_version", std::to_string(kReportSchemaMajor) + "." + std::to_string(kReportSchemaMinor)},
@@ -58,15 +64,7 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
           {"start_point", tuner.start_point()},
           {"trials", trials},
           {"outcomes", outcomes},
-          {"best", best ? nlohmann::json{{"id", best->id}, {"point", best->point},
-                                         {"changes", summary.best_changes.empty() ? describe_changes(tuner, best->point) : summary.best_changes},
-                                         {"stage", best->stage}, {"budget_level", best->budget_level}, {"objective", best->objective},
-                                         {"report_path", best->report_path},
-                                         {"samples_per_second", best->samples_per_second}, {"ci_low", best->ci_low},
-                                         {"ci_high", best->ci_high}, {"peak_memory_bytes", best->peak_memory_bytes},
-                                         {"time_to_target_s", best->time_to_target_s ? nlohmann::json(*best->time_to_target_s) : nlohmann::json(nullptr)},
-                                         {"config", summary.best_config}}
-                        : nlohmann::json(nullptr)},
+          {"best", best_json},
           {"pareto_front", pareto},
           {"ranking", ranking},
           {"noise", {{"sigma", noise.sigma()}, {"slow_chance", noise.slow_chance()}, {"slow_shift", noise.slow_shift()},

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <optional>
 #include <map>
 #include <tuple>
@@ -10,18 +9,24 @@
 #include "reports/atomic_file.h"
 #include "reports/comparison.h"
 #include "reports/statistics.h"
-#include "reports/user_error.h"
 #include "tuner/journal.h"
 #include "tuner/strategy.h"
 
 namespace dyno {
+namespace {
+
+// Whether a's batch is the smaller; nullopt when either has none or they are the same.
+std::optional<bool> smaller_batch(const nlohmann::json& a, const nlohmann::json& b) {
+  const auto ba = a.find("batch_size"), bb = b.find("batch_size");
+  if (ba == a.end() || bb == b.end() || !ba->is_number() || !bb->is_number() || *ba == *bb) return std::nullopt;
+  return *ba < *bb;
+}
+
+}  // namespace
 
 Tuner::Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& executor, TunerOptions options)
     : space_(std::move(space)), start_point_(std::move(start_point)), executor_(executor), options_(std::move(options)) {
-  if (options_.resume) load_journal();
-}
-
-void Tuner::load_journal() {
+  if (!options_.resume) return;
   for (auto& t : read_journal(options_.journal_path).trials) {
     by_key_[t.key] = trials_.size();
     trials_.push_back(std::move(t));
@@ -79,17 +84,13 @@ int64_t Tuner::complexity(const nlohmann::json& point) const {
   return n;
 }
 
-Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level, const Trial* race) {
-  return measure_losses_up_to(point, stage, budget_level, race, 0);
-}
-
 Trial Tuner::measure_again(const nlohmann::json& point, const std::string& stage) {
   const Trial* top = latest(point);
   return measure(point, stage, top ? top->budget_level + 1 : 1);
 }
 
-Trial Tuner::measure_losses_up_to(const nlohmann::json& point, const std::string& stage, int64_t budget_level,
-                                  const Trial* race, int64_t loss_windows) {
+Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level, const Trial* race,
+                     int64_t loss_windows) {
   const std::string key = trial_key(point, budget_level);
   if (const auto known = recall(key)) return *known;
   if (!budget_left()) throw BudgetExhausted{};
@@ -176,7 +177,7 @@ std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json&
   } awaiting(awaiting_reference_);
   try {
     const auto needed = static_cast<int64_t>(options_.guard.reference_windows(windows));
-    const Trial& ref = measure_losses_up_to(*reference, kGuardReferenceStage, budget_level, nullptr, needed);
+    const Trial& ref = measure(*reference, kGuardReferenceStage, budget_level, nullptr, needed);
     if (ref.ok()) return ref.losses;
   } catch (const BudgetExhausted&) {
     // No budget for the reference: the candidate is judged on its own trajectory.
@@ -292,23 +293,13 @@ bool Tuner::preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::
   return tie_break(a, b);
 }
 
-// In the throughput phase of a time-to-target run a larger batch must be shown better (it takes
-// fewer steps per epoch and usually more epochs to the target): a difference not known goes to the
-// smaller batch. Otherwise settle(): the higher estimate.
+// A difference not known goes to the smaller batch (ties_prefer_smaller_batch), else settle().
 Verdict Tuner::settled(const Comparison& c, const nlohmann::json& a, const nlohmann::json& b) const {
   if (c.verdict == Verdict::Unknown && options_.ties_prefer_smaller_batch)
     if (const auto a_smaller = smaller_batch(a, b)) return *a_smaller ? Verdict::FirstBetter : Verdict::SecondBetter;
   return settle(c);
 }
 
-std::optional<bool> Tuner::smaller_batch(const nlohmann::json& a, const nlohmann::json& b) {
-  const auto ba = a.find("batch_size"), bb = b.find("batch_size");
-  if (ba == a.end() || bb == b.end() || !ba->is_number() || !bb->is_number() || *ba == *bb) return std::nullopt;
-  return *ba < *bb;
-}
-
-// Equivalent points: the simpler configuration, then (when asked) the smaller batch, then the one
-// that needs materially less memory, then the higher estimate.
 bool Tuner::tie_break(const nlohmann::json& a, const nlohmann::json& b) const {
   const int64_t ca = complexity(a), cb = complexity(b);
   if (ca != cb) return ca < cb;
@@ -370,9 +361,7 @@ std::vector<nlohmann::json> Tuner::ranked(const std::vector<nlohmann::json>& poi
   for (const auto& point : points)
     if (const PointEvidence e = evidence(point); !e.failed && !e.figures.empty())
       order.emplace_back(-n.posterior(e).mean(), complexity(point), point_key(point), point);
-  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
-    return std::tie(std::get<0>(x), std::get<1>(x), std::get<2>(x)) < std::tie(std::get<0>(y), std::get<1>(y), std::get<2>(y));
-  });
+  std::sort(order.begin(), order.end());  // distinct points differ by key
   std::vector<nlohmann::json> best_first;
   for (auto& entry : order) best_first.push_back(std::move(std::get<3>(entry)));
   return best_first;

@@ -1,13 +1,11 @@
 // Tuner: the bookkeeping every search strategy shares, and its one way of deciding. Strategies
 // ask measure(point) and compare(a, b) and never time anything; the Tuner runs each trial through
-// its executor (once: results are memoised by point and budget level), applies the convergence
-// guard, appends each finished trial to the journal (flushed, so a killed run resumes with nothing
-// lost or repeated) and enforces the budget. A point's evidence is every process that measured it;
-// compare() decides between two points on that evidence and the between-process noise
-// (tuner/decision.h), measuring the less-measured point once more while the answer is not known.
+// its executor (once: memoised by point and budget level), applies the convergence guard, appends
+// each finished trial to the journal (flushed: a killed run resumes with nothing lost or repeated)
+// and enforces the budget. compare() decides on the points' evidence (tuner/decision.h).
 // Equivalent points are told apart by the tie-breaks: the simpler (fewer knobs changed from the
-// start point), then (when asked) the smaller batch, then the one needing materially less memory
-// (see TunerOptions::memory_capacity_bytes), and last the higher estimate.
+// start point), then (ties_prefer_smaller_batch) the smaller batch, then the one needing
+// materially less memory, and last the higher estimate.
 #pragma once
 
 #include <cstdint>
@@ -40,16 +38,12 @@ struct TunerOptions {
   int64_t max_trials = 0;                // 0 = no limit
   double budget_s = 0;                   // sum of trial wall times; 0 = no limit
   uint64_t seed = 0;
-  // The memory the trials share: --memory-limit, else the device's (RAM on the CPU). A tie is
-  // broken toward less memory only when the saving is material, 5% of the larger figure and
-  // kMaterialMemoryShare of this; below that the higher estimate wins. 0 = unknown: any 5% saving
-  // breaks a tie.
+  // The memory the trials share (--memory-limit, else the device's; 0 = unknown). A memory saving
+  // breaks a tie when material: 5% of the larger figure and kMaterialMemoryShare of this.
   int64_t memory_capacity_bytes = 0;
   static constexpr double kMaterialMemoryShare = 0.02;
-  // The throughput phase of a time-to-target run, where a larger batch takes fewer steps per epoch
-  // and usually more epochs to reach the target: a larger batch must be shown better (a difference
-  // not known at the cap goes to the smaller batch), and equivalent points are told apart by the
-  // smaller batch before memory and the estimate (after simplicity).
+  // Time to target's throughput phase, where a larger batch usually needs more epochs: a larger
+  // batch must be shown better (not known goes to the smaller), and breaks ties after simplicity.
   bool ties_prefer_smaller_batch = false;
   DecisionRule decision;
   std::string journal_path;              // empty = no journal
@@ -65,15 +59,15 @@ class Tuner {
   // Measures `point` at `budget_level` (once: memoised). A throughput measurement at level L > 1
   // continues the point's highest lower level (runs the missing level-1 units in a new process,
   // pools the windows): one more process of the point. With `race`, the trial may stop as soon as
-  // its own interval shows it cannot beat race's point even if this process ran in a slow spell
-  // (race_bar). (A copy: the tuner's trial list grows with every measurement.)
-  Trial measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level = 1, const Trial* race = nullptr);
+  // it cannot beat race's point (race_bar). `loss_windows` > 0 asks for only that many loss
+  // windows (a guard reference). (A copy: the trial list grows with every measurement.)
+  Trial measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level = 1, const Trial* race = nullptr,
+                int64_t loss_windows = 0);
   // Measures `point` in one more process (the level above its highest measured one).
   Trial measure_again(const nlohmann::json& point, const std::string& stage);
-  // A run of a chosen point after the search, with another executor: a verification to the
-  // target (stage "verify") or a profile (stage "profile"). Journaled, memoised under
-  // "<stage>:<label>:" keys, not counted against the search budget. `budget_level` picks the seed
-  // of an executor whose level L is the L-th seed.
+  // A run of a chosen point after the search with another executor (stage "verify" or
+  // "profile"): journaled, memoised under "<stage>:<label>:" keys, outside the search budget.
+  // `budget_level` picks the seed of an executor whose level L is the L-th seed.
   Trial verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level = 1,
                       const std::string& stage = kVerifyStage);
   // Runs the named strategy until it is done or the budget is spent.
@@ -83,37 +77,30 @@ class Tuner {
   PointEvidence evidence(const nlohmann::json& point) const;
   // The between-process noise, fitted to every point measured more than once.
   NoiseModel noise() const;
-  // The point's estimate (log scale): its posterior mean under `noise` (a point measured once is
-  // raised by the slow-spell chance times the slow shift; a slow figure among others counts little).
+  // The point's estimate (log scale): its posterior mean under `noise`.
   double estimate(const nlohmann::json& point, const NoiseModel& noise) const;
   // decide(a, b) on the evidence as it stands.
   Comparison judge(const nlohmann::json& a, const nlohmann::json& b) const;
-  // decide(a, b), measuring the less-measured point once more (stage `stage`) while the answer is
-  // not known and a wrong choice could cost more than DecisionRule::indifference in expectation,
-  // up to DecisionRule::max_processes each and while the budget allows (reserve); then settle (or, with ties_prefer_smaller_batch, the
-  // smaller batch). Never "not known".
+  // decide(a, b), measuring the less-measured point once more (stage `stage`) until it is
+  // answered(), both have DecisionRule::max_processes or the budget is short (reserve); then
+  // settled. Never "not known".
   Verdict compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& stage);
-  // The processes the strategy needs after the current comparison, at least: one for each value it
-  // has yet to try. With a budget, compare() buys a process only while the budget left covers it and
-  // these (a time budget at the mean trial time so far): a short budget reaches every stage.
+  // The processes the strategy needs after the current comparison (one for each value it has yet
+  // to try): compare() buys a process only while the budget covers it and these.
   void reserve(int64_t processes) { reserved_ = processes; }
-  // Whether `a` is preferred to `b` given their verdict: the better one, and for equivalent points
-  // the tie-breaks (see the header comment).
+  // Whether `a` is preferred to `b` given their verdict: the better one, or the tie-breaks.
   bool preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const;
-  // The final race: interleaved rounds (at least one) in which every remaining point is measured once more, each
-  // dropping any point the leader (the highest estimate) is better than, until one remains, the
-  // rest are decided against the leader (a verdict, or an expected loss below the indifference), or
-  // `max_rounds` have run. The winner is the leader, or a point whose verdict against it is
-  // equivalent and that the tie-breaks prefer; it is best() from then on.
+  // The final race: interleaved rounds (at least one) in which every remaining point is measured
+  // once more, each dropping any point the leader (the highest estimate) is better than, until one
+  // remains, the rest are answered() against the leader, or `max_rounds` have run. The winner, best()
+  // from then on, is the leader or a point equivalent to it that the tie-breaks prefer.
   void final_race(std::vector<nlohmann::json> points, int64_t max_rounds);
-  // `points` less those with a failed process or no evidence, the highest estimate first; equal
-  // estimates the simpler first, then in the order of their keys (a strict weak ordering:
-  // pairwise verdicts are not one, since intervals that overlap pairwise do not order a set).
+  // `points` less those with a failed process or no evidence, the highest estimate first, then the
+  // simpler, then by key: a strict weak ordering (pairwise verdicts are not one).
   std::vector<nlohmann::json> ranked(const std::vector<nlohmann::json>& points) const;
   // The `count` measured candidates ranked first.
   std::vector<nlohmann::json> leading_points(size_t count) const;
-  // The chosen point's latest trial: the final race's winner, else the point with the highest
-  // estimate; nullptr when nothing succeeded.
+  // The latest trial of the race's winner, else of the highest estimate; nullptr when none succeeded.
   const Trial* best() const;
   // The point's trial at its highest budget level (its pooled figures), or nullptr.
   const Trial* latest(const nlohmann::json& point) const;
@@ -129,30 +116,22 @@ class Tuner {
   int64_t executed_trials() const;  // trials that count against the budget
   double spent_s() const;
   bool budget_left() const;
-  // Whether the budget left covers `processes` more trials (a time budget at the mean trial time so far).
+  // Whether the budget left covers `processes` more trials (time at the mean trial time so far).
   bool budget_covers(int64_t processes) const;
   int64_t complexity(const nlohmann::json& point) const;  // knobs changed from the start point
   bool resumed_from_journal() const { return resumed_; }
 
  private:
-  // measure(), asking for only the first `loss_windows` windows of the loss trajectory (0 = all).
-  Trial measure_losses_up_to(const nlohmann::json& point, const std::string& stage, int64_t budget_level, const Trial* race,
-                                    int64_t loss_windows);
   const Trial* find(const nlohmann::json& point, int64_t budget_level) const;
   const Trial* highest_lower_level(const nlohmann::json& point, int64_t budget_level) const;
   std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows);
   double race_bar(const nlohmann::json& point) const;
   bool tie_break(const nlohmann::json& a, const nlohmann::json& b) const;
   Verdict settled(const Comparison& comparison, const nlohmann::json& a, const nlohmann::json& b) const;
-  // Whether a's batch is the smaller; nullopt when either has none or they are the same.
-  static std::optional<bool> smaller_batch(const nlohmann::json& a, const nlohmann::json& b);
   bool visible(const Trial& trial) const;
   double seeds_objective(const Trial& trial) const;
-  // The memoised trial of `key` (now visible to a replay), or nullopt.
-  std::optional<Trial> recall(const std::string& key);
-  // Adds a finished trial: memoised, journaled, reported.
-  Trial record(Trial trial);
-  void load_journal();
+  std::optional<Trial> recall(const std::string& key);  // the memoised trial, now visible to a replay
+  Trial record(Trial trial);                            // memoised, journaled, reported
 
   SearchSpace space_;
   nlohmann::json start_point_;

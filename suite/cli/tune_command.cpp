@@ -395,7 +395,8 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
 
 // The throughput objective leaves the knobs items/s cannot judge at their defaults, saying so.
 void leave_throughput_blind_knobs(Tunable& t) {
-  for (const auto& axis : t.space.remove_throughput_blind_axes())
+  const SearchSpace blind = t.space.take_convergence_axes();
+  for (const auto& axis : blind.axes())
     std::fprintf(stderr, "[tune] %s stays %s: %s; --objective time-to-target searches it\n", axis.knob.c_str(), t.base[axis.knob].dump().c_str(),
                  t.space.knob(axis.knob).warmup_cost ? "it is declared warmup_cost, a price throughput does not see"
                                                      : "its role is convergence (it changes how many steps reach a target, not items/s)");

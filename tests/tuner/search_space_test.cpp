@@ -115,7 +115,7 @@ TEST(SearchSpace, RemovingTheThroughputBlindAxesKeepsTheOthersAndAPinnedValueInO
   EXPECT_TRUE(s.throughput_blind("lr_scaling"));  // dyno's knob table: role convergence
   EXPECT_FALSE(s.throughput_blind("fused"));
   EXPECT_FALSE(s.throughput_blind("batch_size"));
-  const auto removed = s.remove_throughput_blind_axes();
+  const auto removed = s.take_convergence_axes().axes();
   ASSERT_EQ(removed.size(), 2u);
   EXPECT_EQ(removed[0].knob, "compile");
   EXPECT_EQ(removed[1].knob, "lr");
