@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "reports/knob.h"
 #include "reports/json_fields.h"
 #include "reports/user_error.h"
 #include "tuner/convergence_guard.h"
@@ -62,7 +61,7 @@ nlohmann::json parse_scalar(const Knob& knob, const std::string& text) {
 
 }  // namespace
 
-std::string point_key(const Point& point) { return point.dump(); }  // nlohmann objects keep keys sorted
+std::string point_key(const nlohmann::json& point) { return point.dump(); }  // nlohmann objects keep keys sorted
 
 SearchSpace SearchSpace::from_json(const nlohmann::json& json) {
   if (!json.is_object() || !json.contains("axes") || !json["axes"].is_object())
@@ -230,13 +229,13 @@ int64_t SearchSpace::grid_size() const {
   return n;
 }
 
-std::vector<Point> SearchSpace::grid() const {
-  std::vector<Point> points{nlohmann::json::object()};
+std::vector<nlohmann::json> SearchSpace::grid() const {
+  std::vector<nlohmann::json> points{nlohmann::json::object()};
   for (const auto& axis : axes_) {
-    std::vector<Point> next;
+    std::vector<nlohmann::json> next;
     for (const auto& p : points)
       for (const auto& v : axis.values) {
-        Point q = p;
+        nlohmann::json q = p;
         q[axis.knob] = v;
         next.push_back(q);
       }

@@ -24,9 +24,6 @@ struct Axis {
   std::vector<nlohmann::json> values;
 };
 
-// A point of the space: knob -> value for every axis.
-using Point = nlohmann::json;
-
 class SearchSpace {
  public:
   static SearchSpace from_json(const nlohmann::json& json);
@@ -60,7 +57,7 @@ class SearchSpace {
   const Axis* find(const std::string& knob) const;
   int64_t grid_size() const;
   // Every point, in lexicographic order of the axes (the grid strategy's order).
-  std::vector<Point> grid() const;
+  std::vector<nlohmann::json> grid() const;
   nlohmann::json to_json() const;
 
  private:
@@ -75,6 +72,6 @@ class SearchSpace {
 };
 
 // Canonical text for a point (sorted keys), used as its identity in journals.
-std::string point_key(const Point& point);
+std::string point_key(const nlohmann::json& point);
 
 }  // namespace dyno

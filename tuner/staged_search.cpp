@@ -33,7 +33,7 @@ class Climber {
     point[knob] = value;
     if (point == current_) return {*tuner_.latest(current_), Verdict::Equivalent, true, false};
     untried_ = std::max<int64_t>(untried_ - 1, 0);
-    tuner_.reserve(untried_ + static_cast<int64_t>(StagedSearch::kFinalists));
+    tuner_.reserve(untried_ + static_cast<int64_t>(Strategy::kFinalists));
     const Trial incumbent = *tuner_.latest(current_);
     Step step{tuner_.measure(point, stage, 1, &incumbent), Verdict::Unknown, false, false};
     step.verdict = tuner_.compare(point, current_, stage);
@@ -104,8 +104,7 @@ void grow_batch(Climber& climber, const SearchSpace& space, const std::string& s
   int64_t upper = 0;  // first size known not to be better (0 = none yet)
   int64_t memory_wall = 0;
   int misses = 0;
-  // Growth x2 to the plateau (two sizes in a row not better), a size decidedly worse, or the
-  // memory wall; a size settled as worse on its estimates only is a size not better.
+  // Growth (staged_search.h, step 3): a size settled as worse on its estimates only is a size not better.
   for (;;) {
     auto next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s >= 2 * probe; });
     if (next == sizes.end()) next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s > probe; });
@@ -125,7 +124,6 @@ void grow_batch(Climber& climber, const SearchSpace& space, const std::string& s
     probe = *next;
     if ((step.verdict == Verdict::SecondBetter && step.decided) || ++misses >= 2) break;
   }
-  // Bisection between the best size and the first one past it.
   while (upper > 0) {
     std::vector<int64_t> between;
     for (int64_t s : sizes)

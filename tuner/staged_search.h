@@ -23,7 +23,6 @@
 // far and stops early once it cannot win (Tuner::measure).
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 
 #include "tuner/strategy.h"
@@ -38,9 +37,6 @@ class StagedSearch : public Strategy {
   // neighbours, the process values once more, and the race.
   int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
 
-  static constexpr int64_t kStartProcesses = 3;
-  static constexpr size_t kFinalists = 3;
-  static constexpr int64_t kRaceRounds = 8;
-};
+  static constexpr int64_t kStartProcesses = 3;};
 
 }  // namespace dyno

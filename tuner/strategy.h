@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
+#include <cstddef>
 
 namespace dyno {
 
@@ -20,6 +20,10 @@ class Strategy {
   // How many trials the strategy runs on `space` with at most `max_trials` (0 = no limit): exact
   // where the strategy's plan is fixed, an estimate where it adapts. For the progress line's ETA.
   virtual int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const = 0;
+
+  // The leading points a final race starts with, and its most rounds (Tuner::final_race).
+  static constexpr size_t kFinalists = 3;
+  static constexpr int64_t kRaceRounds = 8;
 };
 
 // `planned` trials, or `max_trials` when that is lower (0 = no limit).

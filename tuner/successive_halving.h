@@ -15,8 +15,6 @@ class SuccessiveHalving : public Strategy {
   void run(Tuner& tuner) override;
   int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
 
-  static constexpr size_t kFinalists = 3;
-  static constexpr int64_t kRaceRounds = 8;
   static constexpr int64_t kReduction = 3;  // each rung keeps a third, measured three times longer
 
  private:

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "tuner/strategy.h"
 #include "tuner/tuner.h"
 
 namespace dyno {
@@ -46,13 +47,30 @@ std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const n
   return {recipe_batch};
 }
 
+namespace {
+
+// The fastest first-seed candidate (of `stages`, when given, else of any): where a refinement
+// starts (not best(), which the refinement itself moves: a resume repeats nothing) and what the
+// race's time cap follows.
+const Trial* fastest_first_seed(const Tuner& tuner, std::initializer_list<const char*> stages = {}) {
+  const Trial* fastest = nullptr;
+  for (const auto& t : tuner.trials())
+    if (t.candidate() && t.budget_level == 1 &&
+        (stages.size() == 0 || std::any_of(stages.begin(), stages.end(), [&](const char* s) { return t.stage == s; })) &&
+        (!fastest || t.objective > fastest->objective || (t.objective == fastest->objective && t.key < fastest->key)))
+      fastest = &t;
+  return fastest;
+}
+
+}  // namespace
+
 double search_time_cap(const Tuner& tuner, double cap_s) {
   const Trial* best = tuner.best();
   return best && best->time_to_target_s ? std::min(cap_s, *best->time_to_target_s * 1.3 + 5) : cap_s;
 }
 
 double race_time_cap(const Tuner& tuner, double cap_s) {
-  const Trial* best = tuner.best_where([](const Trial& t) { return t.budget_level == 1 && t.candidate(); });
+  const Trial* best = fastest_first_seed(tuner);
   return best && best->time_to_target_s ? std::min(cap_s, *best->time_to_target_s * 2 + 10) : cap_s;
 }
 
@@ -60,23 +78,11 @@ double TargetPhase::next_time_cap(const Tuner& tuner) const {
   return racing_ ? race_time_cap(tuner, options_.cap_s) : search_time_cap(tuner, options_.cap_s);
 }
 
-namespace {
-
-// The fastest first-seed trial of the given stages: where a refinement starts. (Not the overall
-// best, which the refinement itself moves: a resume repeats nothing.)
-const Trial* fastest_of(const Tuner& tuner, std::initializer_list<const char*> stages) {
-  return tuner.best_where([&](const Trial& t) {
-    return t.budget_level == 1 && std::any_of(stages.begin(), stages.end(), [&](const char* s) { return t.stage == s; });
-  });
-}
-
-}  // namespace
-
 // The grid's fastest point at the smaller batches (recipe_batches), each at the point's horizon and
 // every shorter one of the epochs axis: phase 1 chose its batch for throughput alone, and a smaller
 // batch takes more steps per epoch.
 void TargetPhase::refine_batch(Tuner& tuner) const {
-  const Trial* best = fastest_of(tuner, {"grid"});
+  const Trial* best = fastest_first_seed(tuner, {"grid"});
   if (!best || !best->time_to_target_s) return;
   const nlohmann::json from = best->point;
   auto horizon = [&](const nlohmann::json& epochs) {
@@ -100,7 +106,7 @@ void TargetPhase::refine_batch(Tuner& tuner) const {
 // higher peak LR (super-convergence).
 void TargetPhase::refine_learning_rate(Tuner& tuner) const {
   if (tuner.space().find("lr") || !options_.learning_rate) return;
-  const Trial* best = fastest_of(tuner, {"grid", "refine-batch"});
+  const Trial* best = fastest_first_seed(tuner, {"grid", "refine-batch"});
   if (!best || !best->time_to_target_s) return;
   const nlohmann::json from = best->point;
   const std::optional<double> lr = options_.learning_rate(from);
@@ -123,7 +129,7 @@ void TargetPhase::run(Tuner& tuner, const std::function<void(double)>& set_time_
     set_time_cap(next_time_cap(tuner));
     // The seed can move the target by a whole evaluation: each round trains every finalist left
     // with its next seed, and a point that misses the target on any seed is out.
-    tuner.final_race(tuner.leading_points(kFinalists), std::max(2, options_.seeds) - 1);
+    tuner.final_race(tuner.leading_points(Strategy::kFinalists), std::max(2, options_.seeds) - 1);
   } catch (const BudgetExhausted&) {
     // What was measured stands.
   }

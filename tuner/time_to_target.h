@@ -66,8 +66,6 @@ struct TargetPhaseOptions {
 // Phase 2 on `tuner` (objective time-to-target, strategy grid).
 class TargetPhase {
  public:
-  static constexpr size_t kFinalists = 3;
-
   explicit TargetPhase(TargetPhaseOptions options) : options_(std::move(options)) {}
   // The time cap for the phase's next trial: search_time_cap while searching, race_time_cap in
   // the race. The tune command sets it on the phase's executor after every trial.

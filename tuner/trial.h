@@ -20,9 +20,8 @@ inline constexpr const char kGuardReferenceStage[] = "guard-reference";
 inline constexpr const char kVerifyStage[] = "verify";
 inline constexpr const char kProfileStage[] = "profile";
 
-// What a trial is for: a search's measurement (a first one, or one more process of a point whose
-// comparison was not known yet), the convergence guard's fp32 reference, or a run of a chosen
-// point after the search (verification to the target, a profile).
+// What a trial is for: a search's measurement, the convergence guard's fp32 reference, or a run of
+// the chosen point after the search (verification to the target, a profile).
 enum class TrialRole { Search, GuardReference, Verify, Profile };
 
 struct Trial {
@@ -42,19 +41,14 @@ struct Trial {
   std::vector<double> losses;  // training loss per window
   std::vector<double> windows;  // throughput per window that the median and interval come from
   int64_t pooled_with = 0;      // id of the lower-level trial of the same point whose windows are included (0 = none)
-  // The trial it raced: its run stopped once its own interval lay below the bar that trial's
-  // point set (0 = it ran to the end). A record; its windows are evidence like any other.
-  int64_t outpaced_by = 0;
-  double wall_time_s = 0;      // the trial's cost, process start to end
+  int64_t outpaced_by = 0;      // the trial it raced, when its run stopped below that point's bar (0 = ran to the end)
+  double wall_time_s = 0;       // the trial's cost, process start to end
   std::string report_path;
 
   bool ok() const { return outcome == Outcome::Ok; }
-  // A successful search measurement: a candidate for the best (not a verification run or the
-  // guard's fp32 reference).
-  TrialRole role() const;
-  bool candidate() const { return ok() && role() == TrialRole::Search; }
-  // A run of a chosen point after the search (verification to the target, a profile): not a
-  // candidate, and not part of the search's cost.
+  TrialRole role() const;  // from the stage
+  bool candidate() const { return ok() && role() == TrialRole::Search; }  // a successful search measurement
+  // Verification or profile: not part of the search's cost.
   bool after_search() const { return role() == TrialRole::Verify || role() == TrialRole::Profile; }
 };
 
@@ -62,8 +56,7 @@ nlohmann::json to_json(const Trial& trial);
 // `where` names the object in errors (a journal's file and line).
 Trial trial_from_json(const nlohmann::json& json, const std::string& where = "trial");
 std::string trial_key(const nlohmann::json& point, int64_t budget_level);
-// Sets the trial's throughput from its windows: their median and the median's 95% interval
-// (all 0 without windows).
+// Sets the trial's throughput from its windows: their median and its 95% interval (0 without).
 void set_throughput_from_windows(Trial& trial);
 
 }  // namespace dyno

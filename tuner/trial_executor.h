@@ -12,19 +12,13 @@
 
 namespace dyno {
 
-// What one execution is asked for. budget_level: what the result stands for (its identity).
-// units: how many level-1 measurements this process runs; fewer than the level when the tuner
-// pools the result with a lower level of the same point. stop_below: a race against the best so
-// far: the run may stop as soon as its throughput's whole 95% interval is below this (0 = none).
-// loss_windows: only the first this many windows of the loss trajectory are needed (a guard
-// reference, compared over the windows its candidate has): the run stops after them (0 = no limit).
-// race_id: the id of the best trial raced (a run that stops records it in Trial::outpaced_by).
+// What one execution is asked for.
 struct TrialRequest {
-  int64_t budget_level = 1;
-  int64_t units = 1;
-  double stop_below = 0;
-  int64_t loss_windows = 0;
-  int64_t race_id = 0;
+  int64_t budget_level = 1;  // what the result stands for (its identity)
+  int64_t units = 1;         // level-1 measurements to run: fewer than the level when pooled with a lower one
+  double stop_below = 0;     // a race: the run may stop once its throughput's whole 95% interval is below (0 = none)
+  int64_t loss_windows = 0;  // a guard reference: the run stops after this many loss windows (0 = no limit)
+  int64_t race_id = 0;       // the best trial raced: a run that stops records it (Trial::outpaced_by)
 };
 
 class TrialExecutor {

@@ -95,10 +95,8 @@ Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int6
   if (const auto known = recall(key)) return *known;
   if (!budget_left()) throw BudgetExhausted{};
   const bool throughput = options_.objective == "throughput";
-  // A throughput measurement at level L continues the point's highest measured lower level: it
-  // runs the missing units only, in a new process (another moment of a noisy machine), and the
-  // windows are pooled. (Time-to-target levels are seeds; seeds_objective pools those.)
-  // (trials_ does not change until the guard below, so `lower` stays valid across execute().)
+  // Pooling: tuner.h (time-to-target levels are seeds: seeds_objective). trials_ does not change
+  // until the guard below, so `lower` stays valid across execute().
   const Trial* lower = throughput ? highest_lower_level(point, budget_level) : nullptr;
   TrialRequest request{budget_level, budget_level - (lower ? lower->budget_level : 0), 0.0, loss_windows};
   if (throughput && race && race->ok()) {
@@ -117,8 +115,7 @@ Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int6
     trial.pooled_with = lower->id;
     set_throughput_from_windows(trial);
   }
-  trial.objective = trial.samples_per_second;
-  if (!throughput) trial.objective = seeds_objective(trial);
+  trial.objective = throughput ? trial.samples_per_second : seeds_objective(trial);
   if (!throughput || (trial.ci_low == 0 && trial.ci_high == 0)) trial.ci_low = trial.ci_high = trial.objective;
 
   // A trial that reached its target has shown the convergence the guard stands in for: the guard
@@ -169,7 +166,6 @@ std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json&
     if (const Trial* earlier = find(point, level); earlier && earlier->ok()) return std::nullopt;
   for (const auto& t : trials_)
     if (t.ok() && t.budget_level == budget_level && !t.losses.empty() && ConvergenceGuard::same_trajectory(t.point, *reference)) return t.losses;
-  // While the candidate waits, its reference takes the next id (and trial folder).
   struct Awaiting {
     int64_t& count;
     explicit Awaiting(int64_t& c) : count(++c) {}
@@ -202,12 +198,9 @@ Trial Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const 
                           const std::string& stage) {
   const std::string key = stage + ":" + label + ":" + point_key(point);
   if (const auto known = recall(key)) return *known;
-  const int64_t id = static_cast<int64_t>(trials_.size()) + 1;
-  TrialRequest request;
-  request.budget_level = budget_level;
-  Trial trial = executor.execute(point, request, stage + "-" + label);
+  Trial trial = executor.execute(point, TrialRequest{budget_level}, stage + "-" + label);
   if (trial.outcome == Outcome::Interrupted) throw TuningInterrupted{};
-  trial.id = id;
+  trial.id = static_cast<int64_t>(trials_.size()) + 1;
   trial.key = key;
   trial.stage = stage;
   trial.objective = trial.time_to_target_s ? 1.0 / std::max(*trial.time_to_target_s, 1e-9) : 0.0;
@@ -346,8 +339,7 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
     drop([&](const nlohmann::json& p) { return p != lead && judge(p, lead).verdict == Verdict::SecondBetter; });
   }
   if (points.empty()) return;
-  // The winner: the leader, or a point shown equivalent to it (a verdict: settle() never gives one)
-  // that the tie-breaks prefer.
+  // Equivalent is judge()'s verdict, never settle()'s.
   const nlohmann::json lead = leader();
   nlohmann::json winner = lead;
   for (const auto& p : points)
@@ -390,15 +382,6 @@ const Trial* Tuner::best() const {
   if (race_winner_) return latest(*race_winner_);
   const auto leading = leading_points(1);
   return leading.empty() ? nullptr : latest(leading.front());
-}
-
-const Trial* Tuner::best_where(const std::function<bool(const Trial&)>& admit) const {
-  const Trial* winner = nullptr;
-  for (const auto& t : trials_) {
-    if (!t.candidate() || !admit(t)) continue;
-    if (!winner || t.objective > winner->objective || (t.objective == winner->objective && t.key < winner->key)) winner = &t;
-  }
-  return winner;
 }
 
 std::vector<const Trial*> Tuner::pareto_front() const {

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -104,8 +103,6 @@ class Tuner {
   const Trial* best() const;
   // The point's trial at its highest budget level (its pooled figures), or nullptr.
   const Trial* latest(const nlohmann::json& point) const;
-  // The candidate trial with the highest objective among those `admit` accepts, or nullptr.
-  const Trial* best_where(const std::function<bool(const Trial&)>& admit) const;
   // Throughput up, peak memory down, over ok trials of the search.
   std::vector<const Trial*> pareto_front() const;
 
