@@ -36,7 +36,7 @@ RunConfig ProcessTrialExecutor::trial_config(const nlohmann::json& point, const 
     c.max_steps = c.warmup_steps + options_.profile_steps + options_.measure_steps * request.units;
     // About 16 windows per unit, so that the median's 95% interval is made of inner order
     // statistics (with 4 windows it is [min, max] and every pair of configs ties); the same
-    // window length at every level, so that pooled measurements are alike.
+    // window length at every level, so that a point's processes are alike.
     c.log_every_steps = std::clamp<int64_t>(options_.measure_steps / 16, 1, std::min<int64_t>(c.log_every_steps, 10));
     c.time_limit_s = options_.time_cap_s * static_cast<double>(request.units);
     c.measure_rel_ci = options_.measure_rel_ci;

@@ -49,7 +49,6 @@ nlohmann::json to_json(const Trial& t) {
           {"time_to_target_s", t.time_to_target_s ? nlohmann::json(*t.time_to_target_s) : nlohmann::json(nullptr)},
           {"losses", losses},
           {"windows", t.windows},
-          {"pooled_with", t.pooled_with},
           {"outpaced_by", t.outpaced_by},
           {"wall_time_s", t.wall_time_s},
           {"report_path", t.report_path}};
@@ -77,7 +76,6 @@ Trial trial_from_json(const nlohmann::json& json, const std::string& where) {
   t.losses = j.numbers("losses");
   for (double w : j.numbers("windows"))
     if (!std::isnan(w)) t.windows.push_back(w);
-  t.pooled_with = j.integer("pooled_with");
   t.outpaced_by = j.integer("outpaced_by");
   t.wall_time_s = j.number("wall_time_s");
   t.report_path = j.text("report_path");

@@ -40,7 +40,6 @@ struct Trial {
   std::optional<double> time_to_target_s;
   std::vector<double> losses;  // training loss per window
   std::vector<double> windows;  // throughput per window that the median and interval come from
-  int64_t pooled_with = 0;      // id of the lower-level trial of the same point whose windows are included (0 = none)
   int64_t outpaced_by = 0;      // the trial it raced, when its run stopped below that point's bar (0 = ran to the end)
   double wall_time_s = 0;       // the trial's cost, process start to end
   std::string report_path;

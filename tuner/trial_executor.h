@@ -15,7 +15,7 @@ namespace dyno {
 // What one execution is asked for.
 struct TrialRequest {
   int64_t budget_level = 1;  // what the result stands for (its identity)
-  int64_t units = 1;         // level-1 measurements to run: fewer than the level when pooled with a lower one
+  int64_t units = 1;         // level-1 measurements to run: fewer than the level when it continues a lower one
   double stop_below = 0;     // a race: the run may stop once its throughput's whole 95% interval is below (0 = none)
   int64_t loss_windows = 0;  // a guard reference: the run stops after this many loss windows (0 = no limit)
   int64_t race_id = 0;       // the best trial raced: a run that stops records it (Trial::outpaced_by)

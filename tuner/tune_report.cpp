@@ -48,6 +48,7 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
     best_json = to_json(*best);
     best_json["changes"] = summary.best_changes.empty() ? describe_changes(tuner, best->point) : summary.best_changes;
     best_json["config"] = summary.best_config;
+    best_json["estimate"] = std::exp(tuner.estimate(best->point, noise));
   }
   std::map<std::string, int64_t> outcomes;
   for (const auto& t : tuner.trials()) ++outcomes[to_string(t.outcome)];

@@ -22,6 +22,9 @@ std::optional<bool> smaller_batch(const nlohmann::json& a, const nlohmann::json&
   return *ba < *bb;
 }
 
+// A time-to-target trial's objective: 1 / its time to the target; 0 when it missed the target.
+double per_second_to_target(const Trial& t) { return t.time_to_target_s && *t.time_to_target_s > 0 ? 1.0 / *t.time_to_target_s : 0.0; }
+
 }  // namespace
 
 Tuner::Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& executor, TunerOptions options)
@@ -95,10 +98,11 @@ Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int6
   if (const auto known = recall(key)) return *known;
   if (!budget_left()) throw BudgetExhausted{};
   const bool throughput = options_.objective == "throughput";
-  // Pooling: tuner.h (time-to-target levels are seeds: seeds_objective). trials_ does not change
-  // until the guard below, so `lower` stays valid across execute().
-  const Trial* lower = throughput ? highest_lower_level(point, budget_level) : nullptr;
-  TrialRequest request{budget_level, budget_level - (lower ? lower->budget_level : 0), 0.0, loss_windows};
+  // A throughput level continues the point's highest measured lower level: the missing units only
+  // (time-to-target levels are seeds).
+  TrialRequest request{budget_level, budget_level, 0.0, loss_windows};
+  for (int64_t level = budget_level - 1; throughput && level >= 1 && request.units == budget_level; --level)
+    if (const Trial* lower = find(point, level); lower && lower->ok()) request.units = budget_level - level;
   if (throughput && race && race->ok()) {
     request.stop_below = race_bar(race->point);
     request.race_id = race->id;
@@ -110,12 +114,7 @@ Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int6
   trial.id = id;
   trial.key = key;
   trial.stage = stage;
-  if (trial.ok() && lower && !trial.windows.empty()) {
-    trial.windows.insert(trial.windows.begin(), lower->windows.begin(), lower->windows.end());
-    trial.pooled_with = lower->id;
-    set_throughput_from_windows(trial);
-  }
-  trial.objective = throughput ? trial.samples_per_second : seeds_objective(trial);
+  trial.objective = throughput ? trial.samples_per_second : per_second_to_target(trial);
   if (!throughput || (trial.ci_low == 0 && trial.ci_high == 0)) trial.ci_low = trial.ci_high = trial.objective;
 
   // A trial that reached its target has shown the convergence the guard stands in for: the guard
@@ -139,13 +138,6 @@ double Tuner::race_bar(const nlohmann::json& point) const {
   const NoiseModel n = noise();
   const double t = student_t_quantile(0.5 + options_.decision.confidence / 2.0, n.degrees_of_freedom());
   return std::exp(e.mean() - t * n.sigma() / std::sqrt(static_cast<double>(e.processes())) - t * n.sigma());
-}
-
-// The point's highest budget level below `budget_level` that measured fine and kept its windows.
-const Trial* Tuner::highest_lower_level(const nlohmann::json& point, int64_t budget_level) const {
-  for (int64_t level = budget_level - 1; level >= 1; --level)
-    if (const Trial* t = find(point, level); t && t->ok() && !t->windows.empty()) return t;
-  return nullptr;
 }
 
 const Trial* Tuner::find(const nlohmann::json& point, int64_t budget_level) const {
@@ -181,19 +173,6 @@ std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json&
   return std::nullopt;
 }
 
-// Time to target: level L of a point is its L-th seed, so its objective is over all L seeds,
-// L / (sum of their times); 0 when any of them missed the target.
-double Tuner::seeds_objective(const Trial& trial) const {
-  if (!trial.time_to_target_s || *trial.time_to_target_s <= 0) return 0.0;
-  double total = *trial.time_to_target_s;
-  for (int64_t level = 1; level < trial.budget_level; ++level) {
-    const Trial* earlier = find(trial.point, level);
-    if (!earlier || !earlier->ok() || !earlier->time_to_target_s || *earlier->time_to_target_s <= 0) return 0.0;
-    total += *earlier->time_to_target_s;
-  }
-  return static_cast<double>(trial.budget_level) / total;
-}
-
 Trial Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level,
                           const std::string& stage) {
   const std::string key = stage + ":" + label + ":" + point_key(point);
@@ -203,7 +182,7 @@ Trial Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const 
   trial.id = static_cast<int64_t>(trials_.size()) + 1;
   trial.key = key;
   trial.stage = stage;
-  trial.objective = trial.time_to_target_s ? 1.0 / std::max(*trial.time_to_target_s, 1e-9) : 0.0;
+  trial.objective = per_second_to_target(trial);
   return record(std::move(trial));
 }
 
@@ -212,8 +191,8 @@ bool Tuner::visible(const Trial& trial) const {
   return it == by_key_.end() || replayed_[it->second];
 }
 
-// One figure per process: the log of its own windows' median (a pooled trial's windows after its
-// lower level's), or of 1 / its seed's time to target. Guard references measured the point too.
+// One figure per process: the log of its windows' median, or of 1 / its seed's time to target.
+// Guard references measured the point too.
 PointEvidence Tuner::evidence(const nlohmann::json& point) const {
   PointEvidence e;
   const std::string prefix = point_key(point) + "@";
@@ -232,12 +211,7 @@ PointEvidence Tuner::evidence(const nlohmann::json& point) const {
       }
       figure = 1.0 / *t.time_to_target_s;
     } else {
-      size_t own_from = 0;
-      if (t.pooled_with != 0)
-        for (const auto& lower : trials_)
-          if (lower.id == t.pooled_with && lower.key.compare(0, prefix.size(), prefix) == 0) own_from = std::min(lower.windows.size(), t.windows.size());
-      const std::vector<double> own(t.windows.begin() + static_cast<std::ptrdiff_t>(own_from), t.windows.end());
-      figure = own.empty() ? t.samples_per_second : median(own);
+      figure = t.windows.empty() ? t.samples_per_second : median(t.windows);
     }
     if (figure > 0) e.figures.push_back(std::log(figure));
   }

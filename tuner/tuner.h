@@ -55,11 +55,11 @@ class Tuner {
  public:
   Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& executor, TunerOptions options);
 
-  // Measures `point` at `budget_level` (once: memoised). A throughput measurement at level L > 1
-  // continues the point's highest lower level (runs the missing level-1 units in a new process,
-  // pools the windows): one more process of the point. With `race`, the trial may stop as soon as
-  // it cannot beat race's point (race_bar). `loss_windows` > 0 asks for only that many loss
-  // windows (a guard reference). (A copy: the trial list grows with every measurement.)
+  // Measures `point` at `budget_level` (once: memoised) in one process, whose figures the trial
+  // holds. A throughput level L > 1 runs the level-1 units the point's highest measured lower level
+  // left. With `race`, the trial may stop as soon as it cannot beat race's point (race_bar);
+  // `loss_windows` > 0 asks for that many loss windows only (a guard reference). (A copy: the
+  // trial list grows with every measurement.)
   Trial measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level = 1, const Trial* race = nullptr,
                 int64_t loss_windows = 0);
   // Measures `point` in one more process (the level above its highest measured one).
@@ -101,7 +101,7 @@ class Tuner {
   std::vector<nlohmann::json> leading_points(size_t count) const;
   // The latest trial of the race's winner, else of the highest estimate; nullptr when none succeeded.
   const Trial* best() const;
-  // The point's trial at its highest budget level (its pooled figures), or nullptr.
+  // The point's trial at its highest budget level, or nullptr.
   const Trial* latest(const nlohmann::json& point) const;
   // Throughput up, peak memory down, over ok trials of the search.
   std::vector<const Trial*> pareto_front() const;
@@ -120,13 +120,11 @@ class Tuner {
 
  private:
   const Trial* find(const nlohmann::json& point, int64_t budget_level) const;
-  const Trial* highest_lower_level(const nlohmann::json& point, int64_t budget_level) const;
   std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows);
   double race_bar(const nlohmann::json& point) const;
   bool tie_break(const nlohmann::json& a, const nlohmann::json& b) const;
   Verdict settled(const Comparison& comparison, const nlohmann::json& a, const nlohmann::json& b) const;
   bool visible(const Trial& trial) const;
-  double seeds_objective(const Trial& trial) const;
   std::optional<Trial> recall(const std::string& key);  // the memoised trial, now visible to a replay
   Trial record(Trial trial);                            // memoised, journaled, reported
 

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "reports/atomic_file.h"
+#include "reports/statistics.h"
 #include "synthetic_executor.h"
 #include "table_executor.h"
 
@@ -383,29 +384,27 @@ class RequestRecorder : public testing::SyntheticExecutor {
   std::vector<TrialRequest> requests;
 };
 
-TEST(Tuner, AHigherThroughputLevelRunsTheMissingUnitsAndPoolsTheWindows) {
+TEST(Tuner, AHigherThroughputLevelRunsTheMissingUnitsInANewProcessWhoseFiguresItHolds) {
   RequestRecorder executor;
   Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
   const Trial first = tuner.measure(start(), "a");
-  const Trial& second = tuner.measure(start(), "confirm", 2);
+  const Trial second = tuner.measure(start(), "confirm", 2);
   ASSERT_EQ(executor.requests.size(), 2u);
   EXPECT_EQ(executor.requests[1].budget_level, 2);
   EXPECT_EQ(executor.requests[1].units, 1);  // one more unit: level 1 is already measured
-  EXPECT_EQ(second.pooled_with, first.id);
-  ASSERT_EQ(second.windows.size(), 16u);
-  EXPECT_DOUBLE_EQ(second.windows.front(), first.windows.front());
-  EXPECT_GT(second.samples_per_second, first.samples_per_second);  // the second process's windows are faster
-  EXPECT_LT(second.ci_high - second.ci_low, first.ci_high - first.ci_low);  // twice the windows, a tighter interval
+  ASSERT_EQ(second.windows.size(), 8u);  // its own process's windows only
+  EXPECT_GT(second.windows.front(), first.windows.front());  // the second process's windows are faster
+  EXPECT_DOUBLE_EQ(second.samples_per_second, median(second.windows));
+  EXPECT_EQ(tuner.evidence(start()).processes(), 2u);  // the point's figure over both: its estimate
   // Level 4 continues level 2: two more units.
   tuner.measure(start(), "longer", 4);
   EXPECT_EQ(executor.requests[2].units, 2);
-  EXPECT_EQ(tuner.trials().back().windows.size(), 32u);
+  EXPECT_EQ(tuner.trials().back().windows.size(), 16u);
   // A level-2 point with no level 1 runs both units itself.
   nlohmann::json other = start();
   other["threads"] = 2;
   tuner.measure(other, "fresh", 2);
   EXPECT_EQ(executor.requests[3].units, 2);
-  EXPECT_EQ(tuner.trials().back().pooled_with, 0);
 }
 
 TEST(Tuner, ARaceStopsBelowABarThatAllowsForASlowProcessForThroughputOnly) {
