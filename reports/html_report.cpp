@@ -306,8 +306,15 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
       << ", dyno " << escape(env.value("dyno_revision", ""));
   h << "</p>";
   if (best.is_object()) {
-    h << "<p>Best: trial " << best_id << ", <b>" << format_fixed(safe(best, "samples_per_second"), 0) << " samples/s</b> [" << format_fixed(safe(best, "ci_low"), 0)
-      << ", " << format_fixed(safe(best, "ci_high"), 0) << "], " << escape(best.value("changes", "")) << ".</p>";
+    // The throughput objective's figure is the point's estimate over its processes (reports before
+    // 1.3 have none); the trial's own figure and interval follow.
+    const bool estimated = best.contains("estimate") && tune.value("objective", "") == "throughput";
+    const std::string own = format_fixed(safe(best, "samples_per_second"), 0), interval =
+        " [" + format_fixed(safe(best, "ci_low"), 0) + ", " + format_fixed(safe(best, "ci_high"), 0) + "]";
+    h << "<p>Best: trial " << best_id << ", <b>"
+      << (estimated ? format_fixed(safe(best, "estimate"), 0) + " samples/s</b> estimated over its processes (this trial " + own + interval + ")"
+                    : own + " samples/s</b>" + interval)
+      << ", " << escape(best.value("changes", "")) << ".</p>";
   }
   const auto& v = tune.value("verification", nlohmann::json());
   if (v.is_object() && v.contains("best")) {

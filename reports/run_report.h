@@ -21,7 +21,9 @@
 namespace dyno {
 
 inline constexpr int kReportSchemaMajor = 1;
-inline constexpr int kReportSchemaMinor = 2;  // 1.1: profile, verdict; 1.2: summary.host_huge_page_bytes
+// 1.1: profile, verdict; 1.2: summary.host_huge_page_bytes; 1.3: the tune report's best is its
+// trial's record with the point's estimate, and trials no longer carry pooled_with
+inline constexpr int kReportSchemaMinor = 3;
 
 
 struct Environment {

@@ -273,7 +273,7 @@ class TuneRun {
     if (to_target)
       std::snprintf(best_figure, sizeof best_figure, "%s", seconds(best ? best->time_to_target_s : std::nullopt).c_str());
     else
-      std::snprintf(best_figure, sizeof best_figure, "%.0f", best ? best->samples_per_second : 0.0);
+      std::snprintf(best_figure, sizeof best_figure, "%.0f", best ? std::exp(tuner.estimate(best->point, tuner.noise())) : 0.0);
     char figure[96];
     std::snprintf(figure, sizeof figure, "%s | best %s", trial_figure, best_figure);
     std::fprintf(stderr, "[tune %s] trial %lld %-13s %-10s %s | spent %s, ETA %s | %s\n", o.strategy.c_str(), static_cast<long long>(t.id),
@@ -516,7 +516,8 @@ int run_tune(const TuneArgs& args) {
                                 {"trials", throughput->tuner->executed_trials()},
                                 {"trial_time_s", throughput->tuner->spent_s()},
                                 {"best_changes", b ? nlohmann::json(describe_changes(*throughput->tuner, b->point)) : nlohmann::json(nullptr)},
-                                {"best_samples_per_second", b ? nlohmann::json(b->samples_per_second) : nlohmann::json(nullptr)}};
+                                {"best_samples_per_second", b ? nlohmann::json(std::exp(throughput->tuner->estimate(b->point, throughput->tuner->noise())))
+                                                              : nlohmann::json(nullptr)}};
   }
   const Trial* best = tuner.best();
   if (best && two_phases && throughput->tuner->best()) {
@@ -539,12 +540,14 @@ int run_tune(const TuneArgs& args) {
     if (best && to_target) {
       const std::string changes = summary.best_changes.empty() ? describe_changes(tuner, best->point) : summary.best_changes;
       std::printf("\nbest: trial %lld, %.1f s to target, %s\n", static_cast<long long>(best->id), best->time_to_target_s.value_or(0.0), changes.c_str());
-    }
-    else if (best)
-      std::printf("\nbest: trial %lld, %.0f %s/s [%.0f, %.0f], %s\n", static_cast<long long>(best->id), best->samples_per_second,
-                  tunable.subject.throughput_unit.c_str(), best->ci_low, best->ci_high, describe_changes(tuner, best->point).c_str());
-    else
+    } else if (best) {
+      const size_t processes = tuner.evidence(best->point).processes();
+      std::printf("\nbest: trial %lld, %.0f %s/s estimated over %zu process%s (this one %.0f [%.0f, %.0f]), %s\n", static_cast<long long>(best->id),
+                  std::exp(tuner.estimate(best->point, tuner.noise())), tunable.subject.throughput_unit.c_str(), processes, processes == 1 ? "" : "es",
+                  best->samples_per_second, best->ci_low, best->ci_high, describe_changes(tuner, best->point).c_str());
+    } else {
       std::printf("\nno trial succeeded; see the reasons above\n");
+    }
     if (best) std::printf("%s\n", describe_noise(tuner.noise()).c_str());
     if (!summary.verification.is_null()) {
       const auto& v = summary.verification;

@@ -77,5 +77,15 @@ TEST(HtmlReport, SelfContainedWithEveryChart) {
   EXPECT_NE(html.find("backward 2 ms"), std::string::npos);
 }
 
+// The best's figure is the point's estimate over its processes when the report has one (schema
+// 1.3); the trial's own figure and interval follow it. An older report states the trial's.
+TEST(HtmlReport, StatesTheBestPointsEstimateBesideItsTrialsFigure) {
+  auto tune = tune_report();
+  EXPECT_NE(render_html_report(tune, {}, nullptr).find("<b>200 samples/s</b> [190, 210], batch_size=128"), std::string::npos);
+  tune["best"]["estimate"] = 204.4;
+  EXPECT_NE(render_html_report(tune, {}, nullptr).find("<b>204 samples/s</b> estimated over its processes (this trial 200 [190, 210]), batch_size=128"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace dyno
