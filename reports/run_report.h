@@ -21,8 +21,8 @@
 namespace dyno {
 
 inline constexpr int kReportSchemaMajor = 1;
-// 1.1: profile, verdict; 1.2: summary.host_huge_page_bytes; 1.3: the tune report's best is its
-// trial's record with the point's estimate, and trials no longer carry pooled_with
+// 1.1: profile, verdict; 1.2: summary.host_huge_page_bytes; 1.3: tune reports only
+// (docs/report-schema.md: the best's estimate, a trial's figures its own process's)
 inline constexpr int kReportSchemaMinor = 3;
 
 

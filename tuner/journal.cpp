@@ -1,6 +1,8 @@
 #include "tuner/journal.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <system_error>
 
@@ -20,6 +22,7 @@ Journal read_journal(const std::string& path) {
 
 Journal parse_journal(const std::string& text, const std::string& path) {
   Journal journal;
+  std::map<int64_t, size_t> written;  // trial id -> its windows as the journal holds them
   std::istringstream lines(text);
   std::string line;
   for (size_t number = 1; std::getline(lines, line); ++number) {
@@ -40,7 +43,17 @@ Journal parse_journal(const std::string& text, const std::string& path) {
       journal.header = j;
     } else if (kind == "trial") {
       if (!j.contains("trial")) throw UserError("journal", where + ": a trial line without \"trial\"");
-      journal.trials.push_back(trial_from_json(j["trial"], where));
+      Trial t = trial_from_json(j["trial"], where);
+      const size_t as_written = t.windows.size();
+      // A journal written before report schema 1.3 pooled a higher level's windows with its lower
+      // level's (pooled_with names that trial): the trial keeps its own process's windows only.
+      if (const auto lower = j["trial"].value("pooled_with", nlohmann::json()); lower.is_number_integer() && written.count(lower.get<int64_t>())) {
+        t.windows.erase(t.windows.begin(), t.windows.begin() + static_cast<std::ptrdiff_t>(std::min(written[lower.get<int64_t>()], as_written)));
+        set_throughput_from_windows(t);
+        t.objective = t.samples_per_second;
+      }
+      written[t.id] = as_written;
+      journal.trials.push_back(std::move(t));
     } else {
       throw UserError("journal", where + ": expected an object with \"kind\": \"header\" or \"trial\"; got " + line.substr(0, 200));
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 #include "reports/json_fields.h"
 #include "reports/user_error.h"
@@ -38,6 +39,11 @@ void validate_values(const Knob& knob, const std::vector<nlohmann::json>& values
 
 std::vector<nlohmann::json> expand_range(const Knob& knob, double lo, double hi, double step, bool geometric) {
   const std::string where = "axis " + knob.name + ": range";
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(step)) {
+    std::ostringstream given;
+    given << lo << ", " << hi << ", " << step;
+    throw UserError("space", where + " needs finite numbers for its bounds and " + (geometric ? "factor" : "step") + ", got " + given.str());
+  }
   if (!(lo <= hi)) throw UserError("space", where + " min " + std::to_string(lo) + " is above max " + std::to_string(hi));
   if (geometric ? !(step > 1) : !(step > 0))
     throw UserError("space", where + (geometric ? " factor must be > 1" : " step must be > 0"));

@@ -37,6 +37,7 @@ class StagedSearch : public Strategy {
   // neighbours, the process values once more, and the race.
   int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
 
-  static constexpr int64_t kStartProcesses = 3;};
+  static constexpr int64_t kStartProcesses = 3;
+};
 
 }  // namespace dyno

@@ -34,8 +34,8 @@ std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const n
   if (!throughput_space.find("batch_size") || !winner.contains("batch_size")) return {};
   const int64_t best = winner["batch_size"].get<int64_t>();
   if (best <= recipe_batch) return {};
-  // Between the two, phase 1's batch nearest their geometric mean on the log scale (rounded, so
-  // that two as near tie), the larger of two as near.
+  // Between the two, phase 1's batch nearest their geometric mean on the log scale, the larger of
+  // two as near (distances in the same 1e-9 step).
   const double middle = std::log(static_cast<double>(best)) / 2 + std::log(static_cast<double>(recipe_batch)) / 2;
   std::optional<std::pair<double, int64_t>> between;  // (distance, -batch): the least
   for (const nlohmann::json& value : throughput_space.find("batch_size")->values)

@@ -516,8 +516,9 @@ int run_tune(const TuneArgs& args) {
                                 {"trials", throughput->tuner->executed_trials()},
                                 {"trial_time_s", throughput->tuner->spent_s()},
                                 {"best_changes", b ? nlohmann::json(describe_changes(*throughput->tuner, b->point)) : nlohmann::json(nullptr)},
-                                {"best_samples_per_second", b ? nlohmann::json(std::exp(throughput->tuner->estimate(b->point, throughput->tuner->noise())))
-                                                              : nlohmann::json(nullptr)}};
+                                {"best_samples_per_second", b ? nlohmann::json(b->samples_per_second) : nlohmann::json(nullptr)},
+                                {"best_estimate", b ? nlohmann::json(std::exp(throughput->tuner->estimate(b->point, throughput->tuner->noise())))
+                                                    : nlohmann::json(nullptr)}};
   }
   const Trial* best = tuner.best();
   if (best && two_phases && throughput->tuner->best()) {

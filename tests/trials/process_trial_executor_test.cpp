@@ -81,7 +81,7 @@ TEST(ProcessTrialExecutor, ThroughputTrialsGetEnoughWindows) {
   options.measure_steps = 40;
   ProcessTrialExecutor executor(options);
   EXPECT_EQ(executor.trial_config(nlohmann::json::object(), {}).log_every_steps, 2);  // 40 steps -> 20 windows
-  // Four units (a level-4 trial): four times the steps, in windows of the same length (poolable).
+  // Four units (a level-4 trial): four times the steps, in windows of the same length (a point's processes alike).
   const RunConfig four = executor.trial_config(nlohmann::json::object(), {4, 4, 0});
   EXPECT_EQ(four.log_every_steps, 2);
   EXPECT_EQ(four.max_steps, four.warmup_steps + 160);

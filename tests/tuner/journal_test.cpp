@@ -31,6 +31,29 @@ TEST(Journal, ReadsTheHeaderAndEveryFinishedTrial) {
   EXPECT_EQ(j.trials[1].point["batch_size"], 64);
 }
 
+// Before report schema 1.3 a higher budget level pooled its lower level's windows (pooled_with):
+// read back, every trial holds its own process's windows, as a trial does now.
+TEST(Journal, APooledTrialOfAnEarlierJournalKeepsItsOwnProcesssWindows) {
+  auto line = [](int id, int level, int pooled_with, std::vector<double> windows) {
+    Trial t;
+    t.id = id;
+    t.key = trial_key(t.point, level);
+    t.budget_level = level;
+    t.windows = std::move(windows);
+    set_throughput_from_windows(t);
+    nlohmann::json j = to_json(t);
+    j["pooled_with"] = pooled_with;
+    return nlohmann::json{{"kind", "trial"}, {"trial", j}}.dump() + "\n";
+  };
+  const Journal j = parse_journal(kHeader + "\n" + line(1, 1, 0, {1, 1}) + line(2, 2, 1, {1, 1, 2, 2}) + line(3, 4, 2, {1, 1, 2, 2, 3, 3, 3, 3}),
+                                  "journal.jsonl");
+  ASSERT_EQ(j.trials.size(), 3u);
+  EXPECT_EQ(j.trials[1].windows, (std::vector<double>{2, 2}));
+  EXPECT_EQ(j.trials[1].samples_per_second, 2);
+  EXPECT_EQ(j.trials[2].windows, (std::vector<double>{3, 3, 3, 3}));
+  EXPECT_EQ(j.trials[2].objective, 3);
+}
+
 TEST(Journal, ATornLastLineWasNotAFinishedTrial) {
   const std::string line = trial_line(2);
   const Journal j = parse_journal(kHeader + "\n" + trial_line(1) + "\n" + line.substr(0, line.size() / 2), "journal.jsonl");

@@ -68,6 +68,8 @@ TEST(SearchSpace, CommandLineTextMustBeUtf8AndFinite) {
   SearchSpace s = SearchSpace::default_for("cpu", true, 2);
   EXPECT_EQ(error_of([&] { s.override_axis("amp=off,b\xff"); }), "[space] axis amp: value 'b\xff' is not one of off, fp16, bf16");
   EXPECT_EQ(error_of([&] { s.override_axis("lr=0.1,nan"); }), "[space] axis lr: value 'nan' is not a number in [0, 100]");
+  EXPECT_EQ(error_of([&] { s.override_axis("batch_size=1:8:x1e999"); }), "[space] axis batch_size: range needs finite numbers for its bounds and factor, got 1, 8, inf");
+  EXPECT_EQ(error_of([&] { s.override_axis("batch_size=inf:inf:+1"); }), "[space] axis batch_size: range needs finite numbers for its bounds and step, got inf, inf, 1");
 }
 
 // A program's own knob takes the role its declaration names, as dyno's knobs take the knob table's:
@@ -106,7 +108,7 @@ TEST(SearchSpace, AKnobWithAWarmupCostIsTakenWithTheConvergenceAxes) {
             "[space] knob c: \"warmup_cost\" is 1, not true or false");
 }
 
-TEST(SearchSpace, RemovingTheThroughputBlindAxesKeepsTheOthersAndAPinnedValueInOrder) {
+TEST(SearchSpace, TakingTheThroughputBlindAxesKeepsTheOthersAndAPinnedValueInOrder) {
   SearchSpace s = SearchSpace::from_json(nlohmann::json::parse(R"({
       "axes": {"batch_size": [64, 128], "compile": [false, true], "lr": [0.1, 0.2], "fused": [false, true], "lr_scaling": ["sqrt"]},
       "knobs": {"compile": {"type": "bool", "warmup_cost": true}, "fused": {"type": "bool"}, "lr": {"type": "real", "role": "convergence"}}})"));

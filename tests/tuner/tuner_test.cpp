@@ -431,7 +431,7 @@ TEST(Tuner, ARaceStopsBelowABarThatAllowsForASlowProcessForThroughputOnly) {
   ttt.measure(slower, "b", 1, &base);
   EXPECT_EQ(executor.requests.back().stop_below, 0);  // time-to-target trials are not raced
   ttt.measure(start(), "seed", 2);
-  EXPECT_EQ(executor.requests.back().units, 2);  // seeds are not pooled units
+  EXPECT_EQ(executor.requests.back().units, 2);  // a seed is a whole run, not the units left
 }
 
 // Time to target over seeds (budget level L = seed L): a point misses the target on the seeds
