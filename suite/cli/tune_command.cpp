@@ -270,10 +270,12 @@ class TuneRun {
     else
       std::snprintf(trial_figure, sizeof trial_figure, "%9.0f %s/s", std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0,
                     subject_.throughput_unit.c_str());
+    // The best's figure is its point's estimate over its processes (seeds, for time to target).
+    const double estimate = best ? std::exp(tuner.estimate(best->point, tuner.noise())) : 0.0;
     if (to_target)
-      std::snprintf(best_figure, sizeof best_figure, "%s", seconds(best ? best->time_to_target_s : std::nullopt).c_str());
+      std::snprintf(best_figure, sizeof best_figure, "%s", seconds(best ? std::optional<double>(1.0 / estimate) : std::nullopt).c_str());
     else
-      std::snprintf(best_figure, sizeof best_figure, "%.0f", best ? std::exp(tuner.estimate(best->point, tuner.noise())) : 0.0);
+      std::snprintf(best_figure, sizeof best_figure, "%.0f", estimate);
     char figure[96];
     std::snprintf(figure, sizeof figure, "%s | best %s", trial_figure, best_figure);
     std::fprintf(stderr, "[tune %s] trial %lld %-13s %-10s %s | spent %s, ETA %s | %s\n", o.strategy.c_str(), static_cast<long long>(t.id),
@@ -538,14 +540,16 @@ int run_tune(const TuneArgs& args) {
       std::cout << "\nphase 2 (time to target: grid over the convergence knobs, batch and LR refinement, a final race on the next seeds):\n";
     }
     std::cout << trials_table(tuner);
+    const double estimate = best ? std::exp(tuner.estimate(best->point, tuner.noise())) : 0.0;
+    const size_t processes = best ? tuner.evidence(best->point).processes() : 0;
     if (best && to_target) {
       const std::string changes = summary.best_changes.empty() ? describe_changes(tuner, best->point) : summary.best_changes;
-      std::printf("\nbest: trial %lld, %.1f s to target, %s\n", static_cast<long long>(best->id), best->time_to_target_s.value_or(0.0), changes.c_str());
+      std::printf("\nbest: trial %lld, %.1f s to target estimated over %zu seed%s (this one %.1f s), %s\n", static_cast<long long>(best->id),
+                  1.0 / estimate, processes, processes == 1 ? "" : "s", best->time_to_target_s.value_or(0.0), changes.c_str());
     } else if (best) {
-      const size_t processes = tuner.evidence(best->point).processes();
       std::printf("\nbest: trial %lld, %.0f %s/s estimated over %zu process%s (this one %.0f [%.0f, %.0f]), %s\n", static_cast<long long>(best->id),
-                  std::exp(tuner.estimate(best->point, tuner.noise())), tunable.subject.throughput_unit.c_str(), processes, processes == 1 ? "" : "es",
-                  best->samples_per_second, best->ci_low, best->ci_high, describe_changes(tuner, best->point).c_str());
+                  estimate, tunable.subject.throughput_unit.c_str(), processes, processes == 1 ? "" : "es", best->samples_per_second, best->ci_low,
+                  best->ci_high, describe_changes(tuner, best->point).c_str());
     } else {
       std::printf("\nno trial succeeded; see the reasons above\n");
     }
