@@ -47,8 +47,9 @@ Journal parse_journal(const std::string& text, const std::string& path) {
       const size_t as_written = t.windows.size();
       // A journal written before report schema 1.3 pooled a higher level's windows with its lower
       // level's (pooled_with names that trial): the trial keeps its own process's windows only.
-      if (const auto lower = j["trial"].value("pooled_with", nlohmann::json()); lower.is_number_integer() && written.count(lower.get<int64_t>())) {
-        t.windows.erase(t.windows.begin(), t.windows.begin() + static_cast<std::ptrdiff_t>(std::min(written[lower.get<int64_t>()], as_written)));
+      const nlohmann::json pooled_with = j["trial"].value("pooled_with", nlohmann::json());
+      if (const auto lower = pooled_with.is_number_integer() ? written.find(pooled_with.get<int64_t>()) : written.end(); lower != written.end()) {
+        t.windows.erase(t.windows.begin(), t.windows.begin() + static_cast<std::ptrdiff_t>(std::min(lower->second, as_written)));
         set_throughput_from_windows(t);
         t.objective = t.samples_per_second;
       }

@@ -3,10 +3,10 @@
 // points in the same order and the journal answers the ones already measured.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <cstddef>
 
 namespace dyno {
 

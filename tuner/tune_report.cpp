@@ -40,7 +40,7 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
                       {"changes", describe_changes(tuner, t->point)}});
   nlohmann::json ranking = nlohmann::json::array();
   for (const auto& point : tuner.leading_points(SIZE_MAX))
-    ranking.push_back({{"point", point}, {"changes", describe_changes(tuner, point)}, {"estimate", std::exp(tuner.estimate(point, noise))},
+    ranking.push_back({{"point", point}, {"changes", describe_changes(tuner, point)}, {"estimate", tuner.estimated_objective(point)},
                        {"processes", tuner.evidence(point).processes()}});
   const Trial* best = tuner.best();
   nlohmann::json best_json = nullptr;
@@ -48,7 +48,7 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
     best_json = to_json(*best);
     best_json["changes"] = summary.best_changes.empty() ? describe_changes(tuner, best->point) : summary.best_changes;
     best_json["config"] = summary.best_config;
-    best_json["estimate"] = std::exp(tuner.estimate(best->point, noise));
+    best_json["estimate"] = tuner.estimated_objective(best->point);
   }
   std::map<std::string, int64_t> outcomes;
   for (const auto& t : tuner.trials()) ++outcomes[to_string(t.outcome)];

@@ -236,6 +236,8 @@ double Tuner::estimate(const nlohmann::json& point, const NoiseModel& noise) con
   return noise.posterior(evidence(point)).mean();
 }
 
+double Tuner::estimated_objective(const nlohmann::json& point) const { return std::exp(estimate(point, noise())); }
+
 Comparison Tuner::judge(const nlohmann::json& a, const nlohmann::json& b) const {
   return decide(evidence(a), evidence(b), noise(), options_.decision);
 }

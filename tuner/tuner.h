@@ -78,6 +78,8 @@ class Tuner {
   NoiseModel noise() const;
   // The point's estimate (log scale): its posterior mean under `noise`.
   double estimate(const nlohmann::json& point, const NoiseModel& noise) const;
+  // The estimate in the objective's units (samples/s, or 1 / seconds to the target), under noise().
+  double estimated_objective(const nlohmann::json& point) const;
   // decide(a, b) on the evidence as it stands.
   Comparison judge(const nlohmann::json& a, const nlohmann::json& b) const;
   // decide(a, b), measuring the less-measured point once more (stage `stage`) until it is

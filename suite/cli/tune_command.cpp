@@ -271,7 +271,7 @@ class TuneRun {
       std::snprintf(trial_figure, sizeof trial_figure, "%9.0f %s/s", std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0,
                     subject_.throughput_unit.c_str());
     // The best's figure is its point's estimate over its processes (seeds, for time to target).
-    const double estimate = best ? std::exp(tuner.estimate(best->point, tuner.noise())) : 0.0;
+    const double estimate = best ? tuner.estimated_objective(best->point) : 0.0;
     if (to_target)
       std::snprintf(best_figure, sizeof best_figure, "%s", seconds(best ? std::optional<double>(1.0 / estimate) : std::nullopt).c_str());
     else
@@ -519,8 +519,7 @@ int run_tune(const TuneArgs& args) {
                                 {"trial_time_s", throughput->tuner->spent_s()},
                                 {"best_changes", b ? nlohmann::json(describe_changes(*throughput->tuner, b->point)) : nlohmann::json(nullptr)},
                                 {"best_samples_per_second", b ? nlohmann::json(b->samples_per_second) : nlohmann::json(nullptr)},
-                                {"best_estimate", b ? nlohmann::json(std::exp(throughput->tuner->estimate(b->point, throughput->tuner->noise())))
-                                                    : nlohmann::json(nullptr)}};
+                                {"best_estimate", b ? nlohmann::json(throughput->tuner->estimated_objective(b->point)) : nlohmann::json(nullptr)}};
   }
   const Trial* best = tuner.best();
   if (best && two_phases && throughput->tuner->best()) {
@@ -540,7 +539,7 @@ int run_tune(const TuneArgs& args) {
       std::cout << "\nphase 2 (time to target: grid over the convergence knobs, batch and LR refinement, a final race on the next seeds):\n";
     }
     std::cout << trials_table(tuner);
-    const double estimate = best ? std::exp(tuner.estimate(best->point, tuner.noise())) : 0.0;
+    const double estimate = best ? tuner.estimated_objective(best->point) : 0.0;
     const size_t processes = best ? tuner.evidence(best->point).processes() : 0;
     if (best && to_target) {
       const std::string changes = summary.best_changes.empty() ? describe_changes(tuner, best->point) : summary.best_changes;
