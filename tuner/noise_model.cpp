@@ -41,6 +41,11 @@ struct SlowSpells {
 
   SlowSpells(const std::vector<double>& deviations, double sigma, double chance, double shift, bool with_inclusion) {
     const size_t n = deviations.size();
+    if (chance <= 0) {  // a model without slow spells: none ran slow
+      weights = {1.0};
+      if (with_inclusion) inclusion.assign(n, 0.0);
+      return;
+    }
     const double var = sigma * sigma;
     std::vector<double> a(n);
     for (size_t i = 0; i < n; ++i) a[i] = -shift * deviations[i] / var;
@@ -74,7 +79,7 @@ std::vector<double> deviations_of(const PointEvidence& point) {
 
 }  // namespace
 
-NoiseModel NoiseModel::fit(const std::vector<PointEvidence>& points) {
+NoiseModel NoiseModel::fit(const std::vector<PointEvidence>& points, bool slow_spells) {
   std::vector<std::vector<double>> repeated;
   double processes = 0, dof = 0;
   for (const auto& p : points)
@@ -85,6 +90,7 @@ NoiseModel NoiseModel::fit(const std::vector<PointEvidence>& points) {
     }
   NoiseModel model;
   model.degrees_of_freedom_ = kPriorSigmaWeight + dof;
+  if (!slow_spells) model.slow_chance_ = 0;
   if (repeated.empty()) return model;
   // Expectation-maximisation: the expected slow processes of each point under the parameters, then
   // the parameters that best explain those expectations, until they stop moving.
@@ -110,7 +116,7 @@ NoiseModel NoiseModel::fit(const std::vector<PointEvidence>& points) {
     }
     NoiseModel next = model;
     next.sigma_ = std::max(1e-4, std::sqrt((kPriorSigmaWeight * kPriorSigma * kPriorSigma + squares) / model.degrees_of_freedom_));
-    next.slow_chance_ = std::clamp((kPriorSlowWeight * kPriorSlowChance + slow) / (kPriorSlowWeight + processes), 1e-4, 0.5);
+    if (slow_spells) next.slow_chance_ = std::clamp((kPriorSlowWeight * kPriorSlowChance + slow) / (kPriorSlowWeight + processes), 1e-4, 0.5);
     // The shift that minimises the expected squares: SS_S falls with c by -2 sum_S d_i.
     next.slow_shift_ = std::clamp((kPriorShiftWeight * kPriorSlowShift - cross) / (kPriorShiftWeight + spread), 0.01, 2.0);
     const bool settled = std::abs(next.sigma_ - model.sigma_) < 1e-7 && std::abs(next.slow_chance_ - model.slow_chance_) < 1e-7 &&

@@ -33,7 +33,10 @@ class NoiseModel {
 
   NoiseModel() = default;  // the priors alone
   // Fitted to `points`; those measured in fewer than two processes carry no information about the noise.
-  static NoiseModel fit(const std::vector<PointEvidence>& points);
+  // Without `slow_spells` the model is the normal error alone (slow_chance() 0): time to target's
+  // processes are seeds, and a seed that needs one more evaluation than another is the point's own
+  // cost, which the verification pays in full, not a spell of the machine's to discount.
+  static NoiseModel fit(const std::vector<PointEvidence>& points, bool slow_spells = true);
 
   double sigma() const { return sigma_; }
   // Of sigma's estimate: the prior's weight plus one for each repeated process.

@@ -32,8 +32,9 @@ struct TuneSummary {
 
 nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary);
 std::string trials_table(const Tuner& tuner);
-// "noise between processes: 3.1% spread, slow spells in 8% of processes at 23% slower (...)": the
-// noise model the decisions used (tuner/noise_model.h).
+// "noise between processes: 3.1% spread, slow spells in 8% of processes at 23% slower (...)", or for
+// time to target "noise between seeds: 20.3% spread, no slow spells (...)": the noise model the
+// decisions used (tuner/noise_model.h).
 std::string describe_noise(const NoiseModel& noise);
 // "knob=value knob=value" for the knobs a point changes from the tuner's start point.
 std::string describe_changes(const Tuner& tuner, const nlohmann::json& point);

@@ -228,7 +228,7 @@ NoiseModel Tuner::noise() const {
     if (t.ok() && !t.after_search() && visible(t)) points.emplace(point_key(t.point), t.point);
   std::vector<PointEvidence> evidence_of;
   for (const auto& entry : points) evidence_of.push_back(evidence(entry.second));
-  noise_cache_.emplace(key, NoiseModel::fit(evidence_of));
+  noise_cache_.emplace(key, NoiseModel::fit(evidence_of, options_.objective == "throughput"));
   return noise_cache_->second;
 }
 
@@ -303,14 +303,17 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
   for (const auto& p : points)
     if (evidence(p).figures.empty()) measure(p, "race");
   drop([&](const nlohmann::json& p) { return evidence(p).failed; });
+  // Time to target's rounds are the verification's seeds: each point left trains on all of them.
+  const bool every_round = options_.objective != "throughput";
   // At least one round: the leading estimates are the highest of many, biased upward (the winner's
   // curse), which only new processes correct.
-  for (int64_t round = 0; round < max_rounds && points.size() > 1 && (round == 0 || !decided()); ++round) {
+  for (int64_t round = 0; round < max_rounds && (every_round ? !points.empty() : points.size() > 1 && (round == 0 || !decided()));
+       ++round) {
     // Interleaved: each round starts one point further along, so no point always runs first.
     std::rotate(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(round) % points.size()), points.end());
     for (const auto& p : points) measure_again(p, "race");
     drop([&](const nlohmann::json& p) { return evidence(p).failed; });
-    if (points.empty()) break;
+    if (points.empty() || every_round) continue;
     const nlohmann::json lead = leader();
     drop([&](const nlohmann::json& p) { return p != lead && judge(p, lead).verdict == Verdict::SecondBetter; });
   }

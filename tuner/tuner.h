@@ -74,7 +74,8 @@ class Tuner {
 
   // Every process that measured `point` in this run so far (on a resume: so far in the replay).
   PointEvidence evidence(const nlohmann::json& point) const;
-  // The between-process noise, fitted to every point measured more than once.
+  // The between-process noise, fitted to every point measured more than once; for time to target,
+  // the spread between seeds without slow spells (NoiseModel::fit).
   NoiseModel noise() const;
   // The point's estimate (log scale): its posterior mean under `noise`.
   double estimate(const nlohmann::json& point, const NoiseModel& noise) const;
@@ -94,7 +95,9 @@ class Tuner {
   // The final race: interleaved rounds (at least one) in which every remaining point is measured
   // once more, each dropping any point the leader (the highest estimate) is better than, until one
   // remains, the rest are answered() against the leader, or `max_rounds` have run. The winner, best()
-  // from then on, is the leader or a point equivalent to it that the tie-breaks prefer.
+  // from then on, is the leader or a point equivalent to it that the tie-breaks prefer. For time to
+  // target every round runs and only a missed target drops a point: the rounds are the seeds the
+  // verification trains on, and the winner has reached the target on each of them.
   void final_race(std::vector<nlohmann::json> points, int64_t max_rounds);
   // `points` less those with a failed process or no evidence, the highest estimate first, then the
   // simpler, then by key: a strict weak ordering (pairwise verdicts are not one).

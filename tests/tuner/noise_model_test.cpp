@@ -83,5 +83,23 @@ TEST(NoiseModel, OneSlowFigureAmongAgreeingOnesCountsLittle) {
   EXPECT_NEAR(noise.posterior(agreeing).mean(), agreeing.mean(), 0.005);  // all slow together is unlikely
 }
 
+// Time to target's model: the seeds' spread is all the noise there is.
+TEST(NoiseModel, WithoutSlowSpellsEveryFigureCountsAsItReads) {
+  const std::vector<PointEvidence> points = measured(60, 4, 0.03, 0.1, 0.29, 6);
+  const NoiseModel plain = NoiseModel::fit(points, false);
+  EXPECT_EQ(plain.slow_chance(), 0.0);
+  EXPECT_GT(plain.sigma(), NoiseModel::fit(points).sigma());  // the slow figures widen the spread
+  double squares = NoiseModel::kPriorSigmaWeight * NoiseModel::kPriorSigma * NoiseModel::kPriorSigma;
+  for (const auto& p : points)
+    for (double f : p.figures) squares += (f - p.mean()) * (f - p.mean());
+  EXPECT_NEAR(plain.sigma(), std::sqrt(squares / plain.degrees_of_freedom()), 1e-9);
+  const PointEvidence point{{7.0, 7.01, 6.99, 7.0 - 0.29}};
+  const Posterior p = plain.posterior(point);
+  ASSERT_EQ(p.weights.size(), 1u);
+  EXPECT_NEAR(p.mean(), point.mean(), 1e-12);
+  EXPECT_NEAR(p.sds[0], plain.sigma() / 2, 1e-12);
+  EXPECT_EQ(NoiseModel::fit({}, false).slow_chance(), 0.0);  // before any repeat too
+}
+
 }  // namespace
 }  // namespace dyno
