@@ -78,6 +78,7 @@ class Climber {
   // round, what a comparison leaves room for in a budget (Tuner::reserve).
   void plan(int64_t values) { untried_ = values; }
   const nlohmann::json& current() const { return current_; }
+  void move_to(const nlohmann::json& point) { current_ = point; }
 
  private:
   static constexpr double kInteraction = 0.10;  // on the log scale
@@ -233,6 +234,12 @@ void StagedSearch::run(Tuner& tuner) {
   if (before_regrow != after_growth) grow_batch(climber, space, "batch-regrow");
   if (climber.current() != before_regrow) refine(climber, space, "refine-regrown");
   tuner.final_race(tuner.leading_points(kFinalists), kRaceRounds);
+  // Step 8's second refinement and race.
+  if (const Trial* raced = tuner.best(); raced && raced->point != climber.current()) {
+    climber.move_to(raced->point);
+    refine(climber, space, "refine-raced");
+    tuner.final_race(tuner.leading_points(kFinalists), kRaceRounds);
+  }
 }
 
 }  // namespace dyno

@@ -281,6 +281,31 @@ TEST(StagedSearch, TheBatchIsGrownFromAConfirmationWinnerWithOtherKnobs) {
   EXPECT_GT(tuner.best()->budget_level, 1);  // chosen on more than one process
 }
 
+// The climb kept three loader workers (ahead at batch 256 in its processes) and batch 256 (512
+// behind in its processes); the race, on more processes, finds 512 faster. Its neighbours at 512
+// were never measured: the refinement runs from the race's winner, finds two workers faster
+// there, and a second race chooses.
+TEST(StagedSearch, TheRefinementRunsAgainFromARaceWinnerTheClimbDidNotHold) {
+  SearchSpace space;
+  space.set_axis("num_workers", {2, 3});
+  space.set_axis("batch_size", {256, 512});
+  testing::TableExecutor executor([](const nlohmann::json& p, int64_t level) -> testing::TableExecutor::Interval {
+    const auto b = p["batch_size"].get<int64_t>();
+    const auto w = p["num_workers"].get<int64_t>();
+    double v = 0;
+    if (b == 256) v = w == 3 ? 1100 : 1000;
+    else if (w == 2) v = 1400;
+    else v = level <= 3 ? 1000 : 1300;
+    return {v * 0.99, v, v * 1.01};
+  });
+  Tuner tuner(space, {{"num_workers", 2}, {"batch_size", 256}}, executor, with_strategy("staged"));
+  tuner.run();
+  const nlohmann::json optimum = {{"num_workers", 2}, {"batch_size", 512}};
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->point, optimum) << tuner.best()->point.dump();
+  EXPECT_TRUE(std::any_of(tuner.trials().begin(), tuner.trials().end(), [&](const Trial& t) { return t.stage == "refine-raced" && t.point == optimum; }));
+}
+
 TEST(StagedSearch, StopsWhenTheBudgetIsSpent) {
   testing::SyntheticExecutor executor;
   Tuner tuner(testing::synthetic_space(), start(), executor, with_strategy("staged", 5));
