@@ -16,9 +16,9 @@
 //      values of the rest, repeated while it improves;
 //   7. when the knobs moved since the first growth (bf16 makes larger batches pay, checkpointing
 //      makes them fit), the batch grown once more, and when it moved, the refinement once more;
-//   8. the final race among the leading points (Tuner::final_race); when it chooses a point other
-//      than the climb's, whose neighbours the climb never measured, the refinement once more from
-//      the race's winner and the race once more.
+//   8. the final race among the leading points (Tuner::final_race); when it shows the climb's point
+//      worse than its winner, whose neighbours the climb never measured, the refinement once more
+//      from the race's winner and the race once more.
 // Every step is one decision, Tuner::compare(candidate, best so far): a new value is kept when it
 // is better, or equivalent and preferred by the tie-breaks; a budget keeps a process for every
 // value the stages have yet to try (Tuner::reserve). Each candidate's process races the best so
