@@ -86,7 +86,7 @@ std::string trials_table(const Tuner& tuner) {
   std::ostringstream out;
   char line[512];
   // Throughput trials show the median's 95% interval; time-to-target trials their time to the target.
-  const bool to_target = tuner.options().objective == "time-to-target";
+  const bool to_target = !tuner.options().throughput();
   std::snprintf(line, sizeof line, "%4s  %-15s %-14s %12s  %-21s %9s %7s  %s\n", "id", "stage", "outcome", "samples/s",
                 to_target ? "to target s" : "95% interval", "peak MiB", "time s", "changes from start");
   out << line;

@@ -97,7 +97,7 @@ Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int6
   const std::string key = trial_key(point, budget_level);
   if (const auto known = recall(key)) return *known;
   if (!budget_left()) throw BudgetExhausted{};
-  const bool throughput = options_.objective == "throughput";
+  const bool throughput = options_.throughput();
   // A throughput level continues the point's highest measured lower level: the missing units only
   // (time-to-target levels are seeds).
   TrialRequest request{budget_level, budget_level, 0.0, loss_windows};
@@ -196,7 +196,7 @@ bool Tuner::visible(const Trial& trial) const {
 PointEvidence Tuner::evidence(const nlohmann::json& point) const {
   PointEvidence e;
   const std::string prefix = point_key(point) + "@";
-  const bool throughput = options_.objective == "throughput";
+  const bool throughput = options_.throughput();
   for (const auto& t : trials_) {
     if (t.after_search() || t.key.compare(0, prefix.size(), prefix) != 0 || !visible(t)) continue;
     if (!t.ok()) {
@@ -228,7 +228,7 @@ NoiseModel Tuner::noise() const {
     if (t.ok() && !t.after_search() && visible(t)) points.emplace(point_key(t.point), t.point);
   std::vector<PointEvidence> evidence_of;
   for (const auto& entry : points) evidence_of.push_back(evidence(entry.second));
-  noise_cache_.emplace(key, NoiseModel::fit(evidence_of, options_.objective == "throughput"));
+  noise_cache_.emplace(key, NoiseModel::fit(evidence_of, options_.throughput()));
   return noise_cache_->second;
 }
 
@@ -304,11 +304,11 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
     if (evidence(p).figures.empty()) measure(p, "race");
   drop([&](const nlohmann::json& p) { return evidence(p).failed; });
   // Time to target's rounds are the verification's seeds: each point left trains on all of them.
-  const bool every_round = options_.objective != "throughput";
+  const bool every_round = !options_.throughput();
   // At least one round: the leading estimates are the highest of many, biased upward (the winner's
   // curse), which only new processes correct.
-  for (int64_t round = 0; round < max_rounds && (every_round ? !points.empty() : points.size() > 1 && (round == 0 || !decided()));
-       ++round) {
+  auto go_on = [&](int64_t round) { return every_round ? !points.empty() : points.size() > 1 && (round == 0 || !decided()); };
+  for (int64_t round = 0; round < max_rounds && go_on(round); ++round) {
     // Interleaved: each round starts one point further along, so no point always runs first.
     std::rotate(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(round) % points.size()), points.end());
     for (const auto& p : points) measure_again(p, "race");

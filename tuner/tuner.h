@@ -34,6 +34,7 @@ struct TuningInterrupted {};
 struct TunerOptions {
   std::string strategy = "staged";
   std::string objective = "throughput";  // throughput | time-to-target
+  bool throughput() const { return objective == "throughput"; }  // else time to target: a process is a seed
   int64_t max_trials = 0;                // 0 = no limit
   double budget_s = 0;                   // sum of trial wall times; 0 = no limit
   uint64_t seed = 0;
