@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <utility>
@@ -34,17 +35,13 @@ std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const n
   if (!throughput_space.find("batch_size") || !winner.contains("batch_size")) return {};
   const int64_t best = winner["batch_size"].get<int64_t>();
   if (best <= recipe_batch) return {};
-  // Between the two, phase 1's batch nearest their geometric mean on the log scale, the larger of
-  // two as near (distances in the same 1e-9 step).
-  const double middle = std::log(static_cast<double>(best)) / 2 + std::log(static_cast<double>(recipe_batch)) / 2;
-  std::optional<std::pair<double, int64_t>> between;  // (distance, -batch): the least
+  std::vector<int64_t> between;
   for (const nlohmann::json& value : throughput_space.find("batch_size")->values)
-    if (const int64_t b = value.is_number_integer() ? value.get<int64_t>() : 0; b > recipe_batch && b < best) {
-      const std::pair<double, int64_t> here{std::round(std::abs(std::log(static_cast<double>(b)) - middle) * 1e9), -b};
-      if (!between || here < *between) between = here;
-    }
-  if (between) return {-between->second, recipe_batch};
-  return {recipe_batch};
+    if (const int64_t b = value.is_number_integer() ? value.get<int64_t>() : 0; b > recipe_batch && b < best) between.push_back(b);
+  std::sort(between.begin(), between.end(), std::greater<>());
+  between.erase(std::unique(between.begin(), between.end()), between.end());
+  between.push_back(recipe_batch);
+  return between;
 }
 
 namespace {

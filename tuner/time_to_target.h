@@ -39,8 +39,8 @@ SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults&
 // Phase 1 ranks batch sizes by throughput alone, but a larger batch takes fewer steps per epoch and
 // often needs more epochs to reach the target. When phase 1's winner has a batch above the recipe's
 // (the batch its LR and epochs were tuned for; a program's default), the batches phase 2 tries
-// (TargetPhase::refine_batch): phase 1's batch nearest the geometric mean of the two, if any, then
-// the recipe's. None when phase 1 has no batch axis or kept a batch no larger.
+// (TargetPhase::refine_batch): every batch of phase 1's axis between the two, the largest first,
+// then the recipe's. None when phase 1 has no batch axis or kept a batch no larger.
 std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch);
 
 // While phase 2's grid and LR refinement run: a trial that has not reached the target by the best

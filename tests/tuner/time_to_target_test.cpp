@@ -101,12 +101,12 @@ TEST(TimeToTarget, PhaseTwoTakesTheConvergenceAxesAndAddsTheDefaultsNotGiven) {
   EXPECT_EQ(loss_target.find("schedule")->values, (std::vector<nlohmann::json>{"auto", "onecycle"}));
 }
 
-TEST(TimeToTarget, TheBatchMidwayAndTheRecipesAreTriedBelowALargerWinnersBatch) {
+TEST(TimeToTarget, EveryBatchOfPhaseOneBetweenAndTheRecipesAreTriedBelowALargerWinnersBatch) {
   SearchSpace throughput;
-  throughput.set_axis("batch_size", {64, 128, 256, 512});
+  throughput.set_axis("batch_size", {64, 512, 128, 256});
   using Batches = std::vector<int64_t>;
   EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 256}}, 64), (Batches{128, 64}));
-  EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 512}}, 64), (Batches{256, 64}));  // 128 and 256 as near to 181: the larger
+  EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 512}}, 64), (Batches{256, 128, 64}));  // the largest first
   EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 128}}, 64), (Batches{64}));       // no batch of phase 1 between
   EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 64}}, 64), Batches{});
   EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 32}}, 64), Batches{});
