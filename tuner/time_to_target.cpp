@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <optional>
@@ -71,6 +72,19 @@ double race_time_cap(const Tuner& tuner, double cap_s) {
   return best && best->time_to_target_s ? std::min(cap_s, *best->time_to_target_s * 2 + 10) : cap_s;
 }
 
+std::vector<nlohmann::json> race_finalists(const Tuner& tuner, size_t count) {
+  std::vector<nlohmann::json> finalists, others, horizons;
+  for (auto& point : tuner.leading_points(SIZE_MAX)) {
+    const nlohmann::json horizon = point.value("epochs", nlohmann::json());
+    const bool first_of_horizon = std::find(horizons.begin(), horizons.end(), horizon) == horizons.end();
+    if (first_of_horizon) horizons.push_back(horizon);
+    (first_of_horizon ? finalists : others).push_back(std::move(point));
+  }
+  finalists.insert(finalists.end(), others.begin(), others.end());
+  if (finalists.size() > count) finalists.resize(count);
+  return finalists;
+}
+
 double TargetPhase::next_time_cap(const Tuner& tuner) const {
   return racing_ ? race_time_cap(tuner, options_.cap_s) : search_time_cap(tuner, options_.cap_s);
 }
@@ -126,7 +140,7 @@ void TargetPhase::run(Tuner& tuner, const std::function<void(double)>& set_time_
     set_time_cap(next_time_cap(tuner));
     // The seed can move the target by a whole evaluation: each round trains every finalist left
     // with its next seed, and a point that misses the target on any seed is out.
-    tuner.final_race(tuner.leading_points(Strategy::kFinalists), std::max(2, options_.seeds) - 1);
+    tuner.final_race(race_finalists(tuner, Strategy::kFinalists), std::max(2, options_.seeds) - 1);
   } catch (const BudgetExhausted&) {
     // What was measured stands.
   }

@@ -4,10 +4,11 @@
 //      equivalent points prefer the smaller batch (fewer epochs to the target, usually);
 //   2. on phase 1's winner, every trial trained to the target (TargetPhase): a grid over the
 //      convergence axes, the grid's fastest point at smaller batches (recipe_batches) and shorter
-//      horizons, the fastest point so far with its peak LR doubled and halved, and a final race of
-//      the three fastest on the next seeds.
+//      horizons, the fastest point so far with its peak LR doubled and halved, and a final race on
+//      the next seeds of three fast points on different horizons (race_finalists).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -52,6 +53,12 @@ double search_time_cap(const Tuner& tuner, double cap_s);
 // best did. A finalist that misses a seed is never chosen, so a cap that cut a slower seed would
 // disqualify it; and the search cap follows best(), which moves with each new seed during the race.
 double race_time_cap(const Tuner& tuner, double cap_s);
+
+// The final race's `count` finalists: the fastest point of each horizon (value of `epochs`), the
+// fastest first, then the next fastest. The seed moves the epoch at which the target is reached,
+// and points on one horizon move together: on the search's seed a longer horizon can reach the
+// target at the epoch a shorter one does, and then need an epoch more on the other seeds.
+std::vector<nlohmann::json> race_finalists(const Tuner& tuner, size_t count);
 
 struct TargetPhaseOptions {
   double cap_s = 900;  // --verify-cap: no trial trains longer

@@ -185,6 +185,53 @@ TEST(TimeToTarget, TheGridsFastestPointIsTriedAtSmallerBatchesAndShorterHorizons
   EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"epochs", 2}, {"batch_size", 128}}));
 }
 
+// Time to target by (point, seed = budget level); a point not listed misses the target.
+class PointTimesExecutor : public TrialExecutor {
+ public:
+  explicit PointTimesExecutor(std::map<std::pair<std::string, int64_t>, double> times) : times_(std::move(times)) {}
+  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
+    Trial t;
+    t.point = point;
+    t.budget_level = request.budget_level;
+    t.wall_time_s = 60;
+    if (const auto it = times_.find({point.dump(), request.budget_level}); it != times_.end()) t.time_to_target_s = t.wall_time_s = it->second;
+    return t;
+  }
+
+ private:
+  std::map<std::pair<std::string, int64_t>, double> times_;
+};
+
+// On the first seed the four-epoch horizon reaches the target at epoch 2 with every schedule, a
+// little sooner than the two-epoch horizon does; on the next seeds it needs epoch 3. (The three
+// fastest on the first seed are all four-epoch points.)
+TEST(TimeToTarget, TheRaceTakesTheFastestPointOfEachHorizonBeforeTheNextFastestOfOne) {
+  auto point = [](int64_t epochs, const char* schedule) { return nlohmann::json{{"epochs", epochs}, {"schedule", schedule}}; };
+  std::map<std::pair<std::string, int64_t>, double> times;
+  for (int64_t seed = 1; seed <= 3; ++seed) {
+    times[{point(4, "auto").dump(), seed}] = seed == 1 ? 29.0 : 45.0;
+    times[{point(4, "onecycle").dump(), seed}] = seed == 1 ? 29.5 : 46.0;
+    times[{point(4, "cosine").dump(), seed}] = seed == 1 ? 30.0 : 44.0;
+    times[{point(2, "onecycle").dump(), seed}] = seed == 1 ? 31.0 : 32.0;
+  }
+  times[{point(2, "auto").dump(), 1}] = 33.0;
+  PointTimesExecutor executor(times);
+  SearchSpace space;
+  space.set_axis("epochs", {2, 4});
+  space.set_axis("schedule", {"auto", "onecycle", "cosine"});
+  TunerOptions options = to_target();
+  options.strategy = "grid";
+  Tuner tuner(space, point(4, "auto"), executor, options);
+  tuner.run();
+  EXPECT_EQ(race_finalists(tuner, 3), (std::vector<nlohmann::json>{point(4, "auto"), point(2, "onecycle"), point(4, "onecycle")}));
+  EXPECT_EQ(race_finalists(tuner, 1), (std::vector<nlohmann::json>{point(4, "auto")}));
+
+  TargetPhaseOptions plan_options;
+  plan_options.seeds = 3;
+  TargetPhase(plan_options).run(tuner, [](double) {});
+  EXPECT_EQ(tuner.best()->point, point(2, "onecycle"));
+}
+
 TEST(TimeToTarget, WithoutAKnownLearningRateThereIsNoRefinement) {
   TimesExecutor executor({{{1, 1}, 40.0}, {{2, 1}, 30.0}, {{4, 1}, 32.0}, {{1, 2}, 40.0}, {{2, 2}, 31.0}, {{4, 2}, 30.0}});
   TunerOptions options = to_target();
