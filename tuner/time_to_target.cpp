@@ -89,6 +89,14 @@ double TargetPhase::next_time_cap(const Tuner& tuner) const {
   return racing_ ? race_time_cap(tuner, options_.cap_s) : search_time_cap(tuner, options_.cap_s);
 }
 
+int64_t TargetPhase::expected_trials(const SearchSpace& space) const {
+  const Axis* epochs = space.find("epochs");
+  const auto horizons = static_cast<int64_t>(epochs ? epochs->values.size() : 1);
+  const int64_t learning_rates = space.find("lr") || !options_.learning_rate ? 0 : 2;
+  return space.grid_size() + static_cast<int64_t>(options_.batches.size()) * horizons + learning_rates +
+         static_cast<int64_t>(Strategy::kFinalists) * (std::max(2, options_.seeds) - 1);
+}
+
 // The grid's fastest point at the smaller batches (recipe_batches), each at the point's horizon and
 // every shorter one of the epochs axis: phase 1 chose its batch for throughput alone, and a smaller
 // batch takes more steps per epoch.

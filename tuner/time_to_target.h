@@ -77,6 +77,9 @@ class TargetPhase {
   // The time cap for the phase's next trial: search_time_cap while searching, race_time_cap in
   // the race. The tune command sets it on the phase's executor after every trial.
   double next_time_cap(const Tuner& tuner) const;
+  // The trials the phase runs on `space` at most (for the progress line's ETA): the grid, each
+  // batch at every horizon, the LR's two, and every finalist on every seed of the race.
+  int64_t expected_trials(const SearchSpace& space) const;
   // The grid, the batch refinement (stage "refine-batch"), the LR refinement (stage "refine-lr"),
   // the race (stage "race"); `set_time_cap` is called with next_time_cap whenever the cap changes
   // by stage. A spent budget ends it: what was measured stands.

@@ -203,6 +203,7 @@ struct Phase {
   std::unique_ptr<TrialExecutor> executor;
   std::unique_ptr<Tuner> tuner;
   double ended_s = 0;  // run time when its search ended
+  int64_t expected_trials = 0;  // the search's trials when a plan knows them (time to target's); 0: its strategy's estimate
 };
 
 // What the console says about what is tuned.
@@ -229,7 +230,7 @@ class TuneRun {
     phase->executor = trials_.executor(base, dir + "/trials", purpose);
     Phase* self = phase.get();
     options.on_trial = [this, self, after_trial](const Trial& t, const Tuner& tuner) {
-      progress(t, tuner);
+      progress(t, tuner, *self);
       if (after_trial) after_trial(*self, tuner);
     };
     phase->tuner = std::make_unique<Tuner>(space, start_point_for(space, base), *phase->executor, options);
@@ -246,19 +247,20 @@ class TuneRun {
  private:
   using Clock = std::chrono::steady_clock;
 
-  void progress(const Trial& t, const Tuner& tuner) const {
+  void progress(const Trial& t, const Tuner& tuner, const Phase& phase) const {
     if (args_.quiet) return;
     const Trial* best = tuner.best();
     const TunerOptions& o = tuner.options();
     std::string eta = "?";
     const int64_t done = tuner.executed_trials();
     const double per_trial = done > 0 ? tuner.spent_s() / static_cast<double>(done) : 0;
-    // From the mean trial time and the trials the strategy expects (staged: an estimate; "?" once
-    // it ran past it), or from the time budget.
+    // From the mean trial time and the trials the phase's plan or strategy expects (staged: an
+    // estimate; "?" once it ran past it), or from the time budget.
     if (o.budget_s > 0 && o.max_trials <= 0) {
       eta = format_duration(std::max(0.0, o.budget_s - tuner.spent_s()));
     } else if (done > 0) {
-      const int64_t expected = make_strategy(o.strategy)->expected_trials(tuner.space(), o.max_trials);
+      const int64_t expected = phase.expected_trials > 0 ? within_trial_limit(phase.expected_trials, o.max_trials)
+                                                         : make_strategy(o.strategy)->expected_trials(tuner.space(), o.max_trials);
       if (expected > done) eta = "~" + format_duration(per_trial * static_cast<double>(expected - done));
     }
     // A verification trial trains to the target under either objective: its figure is that time.
@@ -472,6 +474,7 @@ int run_tune(const TuneArgs& args) {
       Phase& phase = run.start_phase(args.out, tuned_base, tunable.convergence, target_options, TrialPurpose::ToTarget,
                                      [plan](Phase& p, const Tuner& tuner) { p.executor->set_time_cap(plan->next_time_cap(tuner)); });
       final_phase = &phase;
+      phase.expected_trials = plan->expected_trials(tunable.convergence);
       plan->run(*phase.tuner, [&phase](double cap) { phase.executor->set_time_cap(cap); });
     }
     const bool can_verify = !program || !args.target.empty();

@@ -183,6 +183,10 @@ TEST(TimeToTarget, TheGridsFastestPointIsTriedAtSmallerBatchesAndShorterHorizons
       {"refine-lr", {{"epochs", 2}, {"batch_size", 128}, {"lr", 0.05}}}};
   EXPECT_EQ(runs, expected);
   EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"epochs", 2}, {"batch_size", 128}}));
+  // The ETA's plan: the grid, two batches at up to three horizons, two LRs, three finalists on one seed.
+  const int64_t planned = TargetPhase(plan_options).expected_trials(space);
+  EXPECT_EQ(planned, 3 + 2 * 3 + 2 + 3);
+  EXPECT_LE(tuner.executed_trials(), planned);
 }
 
 // Time to target by (point, seed = budget level); a point not listed misses the target.
