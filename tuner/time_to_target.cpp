@@ -94,7 +94,7 @@ int64_t TargetPhase::expected_trials(const SearchSpace& space) const {
   const auto horizons = static_cast<int64_t>(epochs ? epochs->values.size() : 1);
   const int64_t learning_rates = space.find("lr") || !options_.learning_rate ? 0 : 2;
   return space.grid_size() + static_cast<int64_t>(options_.batches.size()) * horizons + learning_rates +
-         static_cast<int64_t>(Strategy::kFinalists) * (std::max(2, options_.seeds) - 1);
+         static_cast<int64_t>(Strategy::kFinalists) * race_rounds();
 }
 
 // The grid's fastest point at the smaller batches (recipe_batches), each at the point's horizon and
@@ -148,7 +148,7 @@ void TargetPhase::run(Tuner& tuner, const std::function<void(double)>& set_time_
     set_time_cap(next_time_cap(tuner));
     // The seed can move the target by a whole evaluation: each round trains every finalist left
     // with its next seed, and a point that misses the target on any seed is out.
-    tuner.final_race(race_finalists(tuner, Strategy::kFinalists), std::max(2, options_.seeds) - 1);
+    tuner.final_race(race_finalists(tuner, Strategy::kFinalists), race_rounds());
   } catch (const BudgetExhausted&) {
     // What was measured stands.
   }

@@ -8,6 +8,7 @@
 //      the next seeds of three fast points on different horizons (race_finalists).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -86,6 +87,8 @@ class TargetPhase {
   void run(Tuner& tuner, const std::function<void(double)>& set_time_cap);
 
  private:
+  // The race's rounds: one for each seed after the first of max(2, seeds).
+  int64_t race_rounds() const { return std::max(2, options_.seeds) - 1; }
   void refine_batch(Tuner& tuner) const;
   void refine_learning_rate(Tuner& tuner) const;
   TargetPhaseOptions options_;

@@ -265,7 +265,7 @@ class TuneRun {
     }
     // A verification trial trains to the target under either objective: its figure is that time.
     char trial_figure[48], best_figure[32];
-    const bool to_target = o.objective == "time-to-target";
+    const bool to_target = !o.throughput();
     const auto seconds = [](const std::optional<double>& s) { return !s ? std::string("-") : *s < 60 ? format_fixed(*s, 1) + "s" : format_duration(*s); };
     if (to_target || t.role() == TrialRole::Verify)
       std::snprintf(trial_figure, sizeof trial_figure, "%s to target", seconds(t.time_to_target_s).c_str());
