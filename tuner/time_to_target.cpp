@@ -97,11 +97,12 @@ int64_t TargetPhase::expected_trials(const SearchSpace& space) const {
          static_cast<int64_t>(Strategy::kFinalists) * race_rounds();
 }
 
-// The grid's fastest point at the smaller batches (recipe_batches), each at the point's horizon and
-// every shorter one of the epochs axis: phase 1 chose its batch for throughput alone, and a smaller
-// batch takes more steps per epoch.
+// The fastest point of the grid and the LR refinement at the smaller batches (recipe_batches), each
+// at the point's horizon and every shorter one of the epochs axis: phase 1 chose its batch for
+// throughput alone, and a smaller batch takes more steps per epoch. The point keeps its LR, so a
+// shorter horizon is tried with the peak LR that suits short horizons.
 void TargetPhase::refine_batch(Tuner& tuner) const {
-  const Trial* best = fastest_first_seed(tuner, {"grid"});
+  const Trial* best = fastest_first_seed(tuner, {"grid", "refine-lr"});
   if (!best || !best->time_to_target_s) return;
   const nlohmann::json from = best->point;
   auto horizon = [&](const nlohmann::json& epochs) {
@@ -121,11 +122,11 @@ void TargetPhase::refine_batch(Tuner& tuner) const {
     }
 }
 
-// The fastest point so far with its peak LR doubled and halved: a short horizon often takes a
+// The grid's fastest point with its peak LR doubled and halved: a short horizon often takes a
 // higher peak LR (super-convergence).
 void TargetPhase::refine_learning_rate(Tuner& tuner) const {
   if (tuner.space().find("lr") || !options_.learning_rate) return;
-  const Trial* best = fastest_first_seed(tuner, {"grid", "refine-batch"});
+  const Trial* best = fastest_first_seed(tuner, {"grid"});
   if (!best || !best->time_to_target_s) return;
   const nlohmann::json from = best->point;
   const std::optional<double> lr = options_.learning_rate(from);
@@ -142,8 +143,8 @@ void TargetPhase::run(Tuner& tuner, const std::function<void(double)>& set_time_
   set_time_cap(next_time_cap(tuner));  // from the trials a resumed journal holds
   tuner.run();
   try {
-    refine_batch(tuner);
     refine_learning_rate(tuner);
+    refine_batch(tuner);
     racing_ = true;
     set_time_cap(next_time_cap(tuner));
     // The seed can move the target by a whole evaluation: each round trains every finalist left

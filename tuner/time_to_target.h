@@ -3,8 +3,8 @@
 //   1. a throughput search over the space less its convergence axes, with the strategy asked for;
 //      equivalent points prefer the smaller batch (fewer epochs to the target, usually);
 //   2. on phase 1's winner, every trial trained to the target (TargetPhase): a grid over the
-//      convergence axes, the grid's fastest point at smaller batches (recipe_batches) and shorter
-//      horizons, the fastest point so far with its peak LR doubled and halved, and a final race on
+//      convergence axes, the grid's fastest point with its peak LR doubled and halved, the fastest
+//      point so far at smaller batches (recipe_batches) and shorter horizons, and a final race on
 //      the next seeds of three fast points on different horizons (race_finalists).
 #pragma once
 
@@ -45,7 +45,7 @@ SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults&
 // then the recipe's. None when phase 1 has no batch axis or kept a batch no larger.
 std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch);
 
-// While phase 2's grid and LR refinement run: a trial that has not reached the target by the best
+// While phase 2's grid and refinements run: a trial that has not reached the target by the best
 // time so far, plus a margin for run-to-run noise (x1.3 + 5 s), cannot beat it. At most cap_s.
 double search_time_cap(const Tuner& tuner, double cap_s);
 
@@ -81,7 +81,7 @@ class TargetPhase {
   // The trials the phase runs on `space` at most (for the progress line's ETA): the grid, each
   // batch at every horizon, the LR's two, and every finalist on every seed of the race.
   int64_t expected_trials(const SearchSpace& space) const;
-  // The grid, the batch refinement (stage "refine-batch"), the LR refinement (stage "refine-lr"),
+  // The grid, the LR refinement (stage "refine-lr"), the batch refinement (stage "refine-batch"),
   // the race (stage "race"); `set_time_cap` is called with next_time_cap whenever the cap changes
   // by stage. A spent budget ends it: what was measured stands.
   void run(Tuner& tuner, const std::function<void(double)>& set_time_cap);

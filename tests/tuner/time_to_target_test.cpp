@@ -140,10 +140,11 @@ TEST(TimeToTarget, ThePhaseRunsTheGridThenTheLearningRateAroundItsFastestThenARa
   EXPECT_DOUBLE_EQ(plan.next_time_cap(tuner), race_time_cap(tuner, 900));
 }
 
-// Time to target by (epochs, batch_size; phase 1's batch 256 when the point has none): the batch
-// refinement starts from the grid's fastest point, at its horizon and the shorter ones (not the
-// recipe's, epochs 0: 12 here), and the LR refinement from the fastest point of both.
-TEST(TimeToTarget, TheGridsFastestPointIsTriedAtSmallerBatchesAndShorterHorizonsThenTheFastestAtOtherLearningRates) {
+// Time to target by (epochs, batch_size; phase 1's batch 256 when the point has none), 2 s less with
+// the LR doubled and 5 s more with it halved: the LR refinement starts from the grid's fastest
+// point, and the batch refinement from the fastest of both, with its LR, at its horizon and the
+// shorter ones (not the recipe's, epochs 0: 12 here).
+TEST(TimeToTarget, TheGridsFastestPointIsTriedAtOtherLearningRatesThenTheFastestAtSmallerBatchesAndShorterHorizons) {
   class BatchExecutor : public TrialExecutor {
    public:
     Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
@@ -152,7 +153,8 @@ TEST(TimeToTarget, TheGridsFastestPointIsTriedAtSmallerBatchesAndShorterHorizons
       Trial t;
       t.point = point;
       t.budget_level = request.budget_level;
-      t.time_to_target_s = times.at({point["epochs"].get<int64_t>(), point.value("batch_size", int64_t{256})}) + (point.contains("lr") ? 5 : 0);
+      const double lr = point.value("lr", 0.1);
+      t.time_to_target_s = times.at({point["epochs"].get<int64_t>(), point.value("batch_size", int64_t{256})}) + (lr > 0.1 ? -2 : lr < 0.1 ? 5 : 0);
       t.wall_time_s = *t.time_to_target_s;
       return t;
     }
@@ -175,14 +177,14 @@ TEST(TimeToTarget, TheGridsFastestPointIsTriedAtSmallerBatchesAndShorterHorizons
       {"grid", {{"epochs", 2}}},
       {"grid", {{"epochs", 4}}},
       {"grid", {{"epochs", 0}}},
-      {"refine-batch", {{"epochs", 4}, {"batch_size", 128}}},
-      {"refine-batch", {{"epochs", 2}, {"batch_size", 128}}},
-      {"refine-batch", {{"epochs", 4}, {"batch_size", 64}}},
-      {"refine-batch", {{"epochs", 2}, {"batch_size", 64}}},
-      {"refine-lr", {{"epochs", 2}, {"batch_size", 128}, {"lr", 0.2}}},
-      {"refine-lr", {{"epochs", 2}, {"batch_size", 128}, {"lr", 0.05}}}};
+      {"refine-lr", {{"epochs", 4}, {"lr", 0.2}}},
+      {"refine-lr", {{"epochs", 4}, {"lr", 0.05}}},
+      {"refine-batch", {{"epochs", 4}, {"batch_size", 128}, {"lr", 0.2}}},
+      {"refine-batch", {{"epochs", 2}, {"batch_size", 128}, {"lr", 0.2}}},
+      {"refine-batch", {{"epochs", 4}, {"batch_size", 64}, {"lr", 0.2}}},
+      {"refine-batch", {{"epochs", 2}, {"batch_size", 64}, {"lr", 0.2}}}};
   EXPECT_EQ(runs, expected);
-  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"epochs", 2}, {"batch_size", 128}}));
+  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"epochs", 2}, {"batch_size", 128}, {"lr", 0.2}}));
   // The ETA's plan: the grid, two batches at up to three horizons, two LRs, three finalists on one seed.
   const int64_t planned = TargetPhase(plan_options).expected_trials(space);
   EXPECT_EQ(planned, 3 + 2 * 3 + 2 + 3);
