@@ -84,7 +84,7 @@ std::vector<Knob> build_table() {
   t.push_back(ranged(make_knob("measure_stop_below", K::Real, &C::measure_stop_below,
                                "stop once throughput's whole 95% CI is below this many items/s (the tuner's race against its best); 0 = off"),
                      0, kNoMax));
-  t.push_back(make_knob("final_eval", K::Boolean, &C::final_eval, "evaluate at the end when no evaluation has run yet"));
+  t.push_back(make_knob("final_eval", K::Boolean, &C::final_eval, "evaluate the trained model after the last epoch unless its last step was evaluated, or at any other end when nothing was evaluated"));
   // Data pipeline.
   t.push_back(ranged(make_knob("num_workers", K::Integer, &C::num_workers, "batch-producing threads; 0 = in the training thread"), 0, 64, true));
   t.back().role = KnobRole::Pipeline;

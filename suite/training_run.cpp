@@ -252,7 +252,11 @@ void TrainingRun::train() {
       if (!stop_reason_.empty()) break;
     }
     if (stop_reason_.empty()) stop_reason_ = "epochs";
-    if (report_.outcome == Outcome::Ok && !last_metric_ && config_.final_eval) evaluation();
+    // The trained model's metric: after the last epoch unless its last step was evaluated
+    // (eval_every_steps off the epochs' end), after any other end only when nothing was evaluated.
+    const bool last_step_evaluated = !report_.metric_curve.empty() && report_.metric_curve.back().step == step_;
+    if (report_.outcome == Outcome::Ok && config_.final_eval && (!last_metric_ || (stop_reason_ == "epochs" && !last_step_evaluated)))
+      evaluation();
   } catch (const c10::OutOfMemoryError& e) {
     report_.outcome = Outcome::Oom;
     report_.outcome_reason = e.what_without_backtrace();

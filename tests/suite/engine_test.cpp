@@ -55,6 +55,22 @@ TEST(Engine, TrainsAndReportsEveryPhase) {
   EXPECT_DOUBLE_EQ(r.config["lr"].get<double>(), 1e-3);
 }
 
+// With evaluations every 5 steps, 24 steps end between two of them: the trained model is evaluated
+// once more, so the report's final metric is the model's at the end. Without final_eval, it is not.
+TEST(Engine, TheLastEpochsModelIsEvaluatedWhenItsLastStepWasNot) {
+  RunConfig c = tiny("fashion-mlp");
+  c.eval_every_steps = 5;
+  RunReport r = Engine().run(c);
+  ASSERT_EQ(r.metric_curve.size(), 5u);  // steps 5, 10, 15, 20 and the end
+  EXPECT_EQ(r.metric_curve.back().step, 24);
+  EXPECT_DOUBLE_EQ(r.summary.final_metric, r.metric_curve.back().value);
+  c.final_eval = false;
+  EXPECT_EQ(Engine().run(c).metric_curve.back().step, 20);
+  c.final_eval = true;
+  c.eval_every_steps = 8;  // the epochs' ends: nothing left to evaluate
+  EXPECT_EQ(Engine().run(c).metric_curve.size(), 3u);
+}
+
 // The tuner's race: a run whose throughput interval lies wholly below measure_stop_below stops as
 // soon as it has the 6 windows an interval needs; a bar it clears does not stop it.
 #if defined(__GLIBC__)
