@@ -62,8 +62,7 @@ std::optional<std::string> ConvergenceGuard::check(const std::vector<double>& ca
     if (!(last < first)) return "convergence guard: loss did not fall (" + fmt(first) + " -> " + fmt(last) + ")";
   }
   if (reference && !reference->empty() && !candidate.empty()) {
-    // Over the windows both measured: a trial stops once its throughput interval is tight, so two
-    // trials of one trajectory can end at different steps, and later losses are lower.
+    // Over the windows both measured: later losses are lower.
     const size_t n = std::min(candidate.size(), reference->size());
     const double mine = tail_mean(candidate, n), theirs = tail_mean(*reference, n);
     if (mine > theirs * (1 + relative_tolerance) + absolute_tolerance)

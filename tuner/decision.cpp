@@ -13,7 +13,6 @@ Comparison decide(const PointEvidence& a, const PointEvidence& b, const NoiseMod
   }
   c.posterior = difference(noise.posterior(a), noise.posterior(b));
   c.difference = c.posterior.mean();
-  c.standard_error = c.posterior.sds.front();  // no process in a slow spell
   const double tail = (1.0 - rule.confidence) / 2.0;
   const double widen = student_t_quantile(1.0 - tail, noise.degrees_of_freedom()) / normal_quantile(1.0 - tail);
   c.low = c.posterior.quantile(tail, widen);
@@ -29,9 +28,7 @@ Comparison decide(const PointEvidence& a, const PointEvidence& b, const NoiseMod
 }
 
 double expected_loss(const Comparison& comparison) {
-  if (comparison.standard_error <= 0) return 0.0;
   Posterior chosen = comparison.posterior;  // of (chosen - other): the higher estimate's side
-  if (chosen.means.empty()) chosen = Posterior{{1.0}, {comparison.difference}, {comparison.standard_error}};
   if (comparison.difference < 0)
     for (double& m : chosen.means) m = -m;
   return chosen.expected_shortfall();

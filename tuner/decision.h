@@ -31,8 +31,7 @@ struct Comparison {
   double difference = 0;  // estimate of log(a / b): the posterior mean
   double low = 0;         // its confidence interval
   double high = 0;
-  double standard_error = 0;  // of the component without a slow spell
-  Posterior posterior;        // of log(a / b); without components, one at `difference`
+  Posterior posterior;  // of log(a / b); none when a point failed or has no evidence
 };
 
 // A point that failed (or has no evidence) loses to one that did not; two failed points are equivalent.

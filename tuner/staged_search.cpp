@@ -105,7 +105,7 @@ void grow_batch(Climber& climber, const SearchSpace& space, const std::string& s
   int64_t upper = 0;  // first size known not to be better (0 = none yet)
   int64_t memory_wall = 0;
   int misses = 0;
-  // Growth (staged_search.h, step 3): a size settled as worse on its estimates only is a size not better.
+  // Growth (step 4): a size settled as worse on its estimates only is a size not better.
   for (;;) {
     auto next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s >= 2 * probe; });
     if (next == sizes.end()) next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s > probe; });
@@ -216,7 +216,7 @@ void StagedSearch::run(Tuner& tuner) {
         for (const auto& v : axis.values) climber.try_value(axis.knob, v, name);
   };
 
-  // The steps of staged_search.h, in its order.
+  // The steps of docs/tuner.md, "staged", in order.
   climber.plan(untried_from(kProcess));
   try_stage(kProcess, "process");
   try_stage(kPipeline, "pipeline");

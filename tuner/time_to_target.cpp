@@ -139,7 +139,6 @@ void TargetPhase::refine_learning_rate(Tuner& tuner) const {
 }
 
 void TargetPhase::run(Tuner& tuner, const std::function<void(double)>& set_time_cap) {
-  racing_ = false;
   set_time_cap(next_time_cap(tuner));  // from the trials a resumed journal holds
   tuner.run();
   try {
@@ -147,8 +146,6 @@ void TargetPhase::run(Tuner& tuner, const std::function<void(double)>& set_time_
     refine_batch(tuner);
     racing_ = true;
     set_time_cap(next_time_cap(tuner));
-    // The seed can move the target by a whole evaluation: each round trains every finalist left
-    // with its next seed, and a point that misses the target on any seed is out.
     tuner.final_race(race_finalists(tuner, Strategy::kFinalists), race_rounds());
   } catch (const BudgetExhausted&) {
     // What was measured stands.

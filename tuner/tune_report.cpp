@@ -20,14 +20,12 @@ std::string describe_changes(const Tuner& tuner, const nlohmann::json& point) {
 
 std::string describe_noise(const NoiseModel& noise) {
   char line[200];
-  if (noise.slow_chance() == 0) {
-    std::snprintf(line, sizeof line, "noise between seeds: %.1f%% spread, no slow spells (%.0f degrees of freedom)",
-                  100.0 * (std::exp(noise.sigma()) - 1.0), noise.degrees_of_freedom());
-    return line;
-  }
-  std::snprintf(line, sizeof line, "noise between processes: %.1f%% spread, slow spells in %.0f%% of processes at %.0f%% slower (%.0f degrees of freedom)",
-                100.0 * (std::exp(noise.sigma()) - 1.0), 100.0 * noise.slow_chance(), 100.0 * (1.0 - std::exp(-noise.slow_shift())),
-                noise.degrees_of_freedom());
+  const double spread = 100.0 * (std::exp(noise.sigma()) - 1.0);
+  if (noise.slow_chance() == 0)
+    std::snprintf(line, sizeof line, "noise between seeds: %.1f%% spread, no slow spells (%.0f degrees of freedom)", spread, noise.degrees_of_freedom());
+  else
+    std::snprintf(line, sizeof line, "noise between processes: %.1f%% spread, slow spells in %.0f%% of processes at %.0f%% slower (%.0f degrees of freedom)",
+                  spread, 100.0 * noise.slow_chance(), 100.0 * (1.0 - std::exp(-noise.slow_shift())), noise.degrees_of_freedom());
   return line;
 }
 

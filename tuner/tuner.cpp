@@ -68,12 +68,6 @@ double Tuner::spent_s() const {
   return s;
 }
 
-bool Tuner::budget_left() const {
-  if (options_.max_trials > 0 && executed_trials() >= options_.max_trials) return false;
-  if (options_.budget_s > 0 && spent_s() >= options_.budget_s) return false;
-  return true;
-}
-
 bool Tuner::budget_covers(int64_t processes) const {
   const int64_t done = executed_trials();
   if (options_.max_trials > 0 && done + processes > options_.max_trials) return false;
@@ -96,10 +90,9 @@ Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int6
                      int64_t loss_windows) {
   const std::string key = trial_key(point, budget_level);
   if (const auto known = recall(key)) return *known;
-  if (!budget_left()) throw BudgetExhausted{};
+  if ((options_.max_trials > 0 && executed_trials() >= options_.max_trials) || (options_.budget_s > 0 && spent_s() >= options_.budget_s))
+    throw BudgetExhausted{};
   const bool throughput = options_.throughput();
-  // A throughput level continues the point's highest measured lower level: the missing units only
-  // (time-to-target levels are seeds).
   TrialRequest request{budget_level, budget_level, 0.0, loss_windows};
   for (int64_t level = budget_level - 1; throughput && level >= 1 && request.units == budget_level; --level)
     if (const Trial* lower = find(point, level); lower && lower->ok()) request.units = budget_level - level;
@@ -191,35 +184,22 @@ bool Tuner::visible(const Trial& trial) const {
   return it == by_key_.end() || replayed_[it->second];
 }
 
-// One figure per process: the log of its windows' median, or of 1 / its seed's time to target.
-// Guard references measured the point too.
+// One figure per process (evidence.h); guard references measured the point too. (Verification and
+// profile keys start with their stage, never with a point's key.)
 PointEvidence Tuner::evidence(const nlohmann::json& point) const {
   PointEvidence e;
   const std::string prefix = point_key(point) + "@";
   const bool throughput = options_.throughput();
   for (const auto& t : trials_) {
-    if (t.after_search() || t.key.compare(0, prefix.size(), prefix) != 0 || !visible(t)) continue;
-    if (!t.ok()) {
-      e.failed = true;
-      continue;
-    }
-    double figure = 0;
-    if (!throughput) {
-      if (!t.time_to_target_s || *t.time_to_target_s <= 0) {
-        e.failed = true;  // missed the target on this seed
-        continue;
-      }
-      figure = 1.0 / *t.time_to_target_s;
-    } else {
-      figure = t.windows.empty() ? t.samples_per_second : median(t.windows);
-    }
-    if (figure > 0) e.figures.push_back(std::log(figure));
+    if (t.key.compare(0, prefix.size(), prefix) != 0 || !visible(t)) continue;
+    const double figure = throughput ? (t.windows.empty() ? t.samples_per_second : median(t.windows)) : per_second_to_target(t);
+    if (!t.ok() || (!throughput && figure <= 0)) e.failed = true;  // a failure, or a seed that missed the target
+    else if (figure > 0) e.figures.push_back(std::log(figure));
   }
   return e;
 }
 
 NoiseModel Tuner::noise() const {
-  // The fit changes only when a trial is added or a journaled one is replayed (becomes visible).
   const auto visible_count = static_cast<size_t>(std::count(replayed_.begin(), replayed_.end(), true));
   const std::pair<size_t, size_t> key{trials_.size(), visible_count};
   if (noise_cache_ && noise_cache_->first == key) return noise_cache_->second;
@@ -256,12 +236,6 @@ Verdict Tuner::compare(const nlohmann::json& a, const nlohmann::json& b, const s
   }
 }
 
-bool Tuner::preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const {
-  if (verdict == Verdict::Unknown) verdict = settled(judge(a, b), a, b);
-  if (verdict != Verdict::Equivalent) return verdict == Verdict::FirstBetter;
-  return tie_break(a, b);
-}
-
 // A difference not known goes to the smaller batch (ties_prefer_smaller_batch), else settle().
 Verdict Tuner::settled(const Comparison& c, const nlohmann::json& a, const nlohmann::json& b) const {
   if (c.verdict == Verdict::Unknown && options_.ties_prefer_smaller_batch)
@@ -269,7 +243,10 @@ Verdict Tuner::settled(const Comparison& c, const nlohmann::json& a, const nlohm
   return settle(c);
 }
 
-bool Tuner::tie_break(const nlohmann::json& a, const nlohmann::json& b) const {
+bool Tuner::preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const {
+  if (verdict == Verdict::Unknown) verdict = settled(judge(a, b), a, b);
+  if (verdict != Verdict::Equivalent) return verdict == Verdict::FirstBetter;
+  // The tie-breaks (tuner.h): the simpler, the smaller batch, materially less memory, the higher estimate.
   const int64_t ca = complexity(a), cb = complexity(b);
   if (ca != cb) return ca < cb;
   if (options_.ties_prefer_smaller_batch)
@@ -295,15 +272,11 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
   auto drop = [&](const std::function<bool(const nlohmann::json&)>& out) { points.erase(std::remove_if(points.begin(), points.end(), out), points.end()); };
   auto decided = [&] {
     const nlohmann::json lead = leader();
-    return std::all_of(points.begin(), points.end(), [&](const auto& p) {
-      if (p == lead) return true;
-      return answered(judge(p, lead), options_.decision);
-    });
+    return std::all_of(points.begin(), points.end(), [&](const auto& p) { return p == lead || answered(judge(p, lead), options_.decision); });
   };
   for (const auto& p : points)
     if (evidence(p).figures.empty()) measure(p, "race");
   drop([&](const nlohmann::json& p) { return evidence(p).failed; });
-  // Time to target's rounds are the verification's seeds: each point left trains on all of them.
   const bool every_round = !options_.throughput();
   // At least one round: the leading estimates are the highest of many, biased upward (the winner's
   // curse), which only new processes correct.
@@ -353,7 +326,7 @@ const Trial* Tuner::latest(const nlohmann::json& point) const {
   const Trial* top = nullptr;
   const std::string prefix = point_key(point) + "@";
   for (const auto& t : trials_)
-    if (!t.after_search() && t.key.compare(0, prefix.size(), prefix) == 0 && visible(t) && (!top || t.budget_level > top->budget_level)) top = &t;
+    if (t.key.compare(0, prefix.size(), prefix) == 0 && visible(t) && (!top || t.budget_level > top->budget_level)) top = &t;
   return top;
 }
 

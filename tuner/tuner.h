@@ -118,7 +118,6 @@ class Tuner {
   const std::vector<Trial>& trials() const { return trials_; }
   int64_t executed_trials() const;  // trials that count against the budget
   double spent_s() const;
-  bool budget_left() const;
   // Whether the budget left covers `processes` more trials (time at the mean trial time so far).
   bool budget_covers(int64_t processes) const;
   int64_t complexity(const nlohmann::json& point) const;  // knobs changed from the start point
@@ -128,7 +127,6 @@ class Tuner {
   const Trial* find(const nlohmann::json& point, int64_t budget_level) const;
   std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows);
   double race_bar(const nlohmann::json& point) const;
-  bool tie_break(const nlohmann::json& a, const nlohmann::json& b) const;
   Verdict settled(const Comparison& comparison, const nlohmann::json& a, const nlohmann::json& b) const;
   bool visible(const Trial& trial) const;
   std::optional<Trial> recall(const std::string& key);  // the memoised trial, now visible to a replay

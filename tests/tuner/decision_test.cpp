@@ -73,15 +73,20 @@ TEST(Decision, AtTheCapNotKnownGoesToTheHigherEstimate) {
   EXPECT_EQ(settle(c), Verdict::SecondBetter);
 }
 
+// A comparison whose difference has one normal posterior.
+Comparison normal_difference(double difference, double standard_error) {
+  Comparison c;
+  c.difference = difference;
+  c.posterior = Posterior{{1.0}, {difference}, {standard_error}};
+  return c;
+}
+
 TEST(Decision, TheExpectedLossOfTakingTheHigherEstimateShrinksWithTheGapAndTheNoise) {
-  Comparison tied;
-  tied.standard_error = 0.02;
+  const Comparison tied = normal_difference(0, 0.02);
   EXPECT_NEAR(expected_loss(tied), 0.02 * 0.398942, 1e-6);  // se * pdf(0)
-  Comparison apart = tied;
-  apart.difference = 0.06;  // three standard errors
+  const Comparison apart = normal_difference(0.06, 0.02);  // three standard errors
   EXPECT_LT(expected_loss(apart), 0.0002);
-  Comparison precise = tied;
-  precise.standard_error = 0.001;
+  const Comparison precise = normal_difference(0, 0.001);
   EXPECT_LT(expected_loss(precise), DecisionRule{}.indifference);  // a tie measured this well costs little
   EXPECT_GT(expected_loss(tied), DecisionRule{}.indifference);
   EXPECT_TRUE(answered(precise, DecisionRule{}));
@@ -111,10 +116,8 @@ TEST(Decision, ALossWithinASlowSpellOfOneProcessIsNotAnswered) {
 // A 95% verdict alone does not end a comparison whose wrong answer could still cost more than the
 // indifference; equivalence does.
 TEST(Decision, AVerdictAloneIsNotAnAnswer) {
-  Comparison c;
+  Comparison c = normal_difference(0.01, 0.02);
   c.verdict = Verdict::FirstBetter;
-  c.difference = 0.01;
-  c.standard_error = 0.02;
   EXPECT_GT(expected_loss(c), DecisionRule{}.indifference);
   EXPECT_FALSE(answered(c, DecisionRule{}));
   c.verdict = Verdict::Equivalent;
