@@ -73,8 +73,17 @@ double race_time_cap(const Tuner& tuner, double cap_s) {
 }
 
 std::vector<nlohmann::json> race_finalists(const Tuner& tuner, size_t count) {
-  std::vector<nlohmann::json> finalists, others, horizons;
+  std::vector<nlohmann::json> ranked;
   for (auto& point : tuner.leading_points(SIZE_MAX)) {
+    const Trial& t = *tuner.latest(point);
+    ranked.insert(std::find_if(ranked.begin(), ranked.end(), [&](const nlohmann::json& above) {
+      const Trial& u = *tuner.latest(above);
+      return t.steps_to_target > 0 && t.steps_to_target == u.steps_to_target && t.target_margin > u.target_margin &&
+             t.point.value("batch_size", nlohmann::json()) == u.point.value("batch_size", nlohmann::json());
+    }), std::move(point));
+  }
+  std::vector<nlohmann::json> finalists, others, horizons;
+  for (auto& point : ranked) {
     const nlohmann::json horizon = point.value("epochs", nlohmann::json());
     const bool first_of_horizon = std::find(horizons.begin(), horizons.end(), horizon) == horizons.end();
     if (first_of_horizon) horizons.push_back(horizon);

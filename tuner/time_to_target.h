@@ -58,7 +58,9 @@ double race_time_cap(const Tuner& tuner, double cap_s);
 // The final race's `count` finalists: the fastest point of each horizon (value of `epochs`), the
 // fastest first, then the next fastest. The seed moves the epoch at which the target is reached,
 // and points on one horizon move together: on the search's seed a longer horizon can reach the
-// target at the epoch a shorter one does, and then need an epoch more on the other seeds.
+// target at the epoch a shorter one does, and then need an epoch more on the other seeds. Points
+// whose first seed reached the target after as many steps at the same batch did the same work
+// (their times differ by their processes' speed): among them, the larger target margin ranks first.
 std::vector<nlohmann::json> race_finalists(const Tuner& tuner, size_t count);
 
 struct TargetPhaseOptions {

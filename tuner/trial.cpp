@@ -47,6 +47,8 @@ nlohmann::json to_json(const Trial& t) {
           {"objective", number(t.objective)},
           {"peak_memory_bytes", t.peak_memory_bytes},
           {"time_to_target_s", t.time_to_target_s ? nlohmann::json(*t.time_to_target_s) : nlohmann::json(nullptr)},
+          {"steps_to_target", t.steps_to_target},
+          {"target_margin", number(t.target_margin)},
           {"losses", losses},
           {"windows", t.windows},
           {"outpaced_by", t.outpaced_by},
@@ -73,6 +75,8 @@ Trial trial_from_json(const nlohmann::json& json, const std::string& where) {
   t.objective = number("objective");
   t.peak_memory_bytes = j.integer("peak_memory_bytes");
   if (j.has("time_to_target_s")) t.time_to_target_s = j.number("time_to_target_s");
+  t.steps_to_target = j.integer("steps_to_target");
+  t.target_margin = j.number("target_margin");
   t.losses = j.numbers("losses");
   for (double w : j.numbers("windows"))
     if (!std::isnan(w)) t.windows.push_back(w);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "reports/run_report.h"
 #include "tuner/tuner.h"
 
 namespace dyno {
@@ -99,6 +100,26 @@ TEST(ProcessTrialExecutor, ThroughputTrialsGetEnoughWindows) {
   EXPECT_EQ(ProcessTrialExecutor(options).trial_config(nlohmann::json::object(), {}).log_every_steps, 10);  // capped at 10
   options.to_target = true;
   EXPECT_EQ(ProcessTrialExecutor(options).trial_config(nlohmann::json::object(), {}).log_every_steps, 50);
+}
+
+// A run to the target records the evaluation that reached it: the steps to it and how far the
+// metric passed the target there.
+TEST(ProcessTrialExecutor, ARunToTheTargetRecordsTheStepsAndTheMarginOfTheEvaluationThatReachedIt) {
+  auto options = tiny_trials(fresh("target"));
+  options.to_target = true;
+  options.base.target = 0.3;
+  options.base.eval_every_steps = 4;
+  ProcessTrialExecutor executor(options);
+  const Trial t = executor.execute(nlohmann::json::object(), {}, "to-target");
+  ASSERT_EQ(t.outcome, Outcome::Ok) << t.reason;
+  const RunReport report = read_report(t.report_path);
+  ASSERT_FALSE(report.metric_curve.empty());
+  const CurvePoint& reached = report.metric_curve.back();  // the run stopped there
+  EXPECT_EQ(t.steps_to_target, reached.step);
+  EXPECT_EQ(t.steps_to_target % 4, 0);
+  EXPECT_DOUBLE_EQ(t.target_margin, reached.value - 0.3);
+  EXPECT_GE(t.target_margin, 0);
+  for (size_t i = 0; i + 1 < report.metric_curve.size(); ++i) EXPECT_LT(report.metric_curve[i].value, 0.3);
 }
 
 TEST(ProcessTrialExecutor, MemoryLimitAndInvalidConfigsAreRecorded) {

@@ -238,6 +238,47 @@ TEST(TimeToTarget, TheRaceTakesTheFastestPointOfEachHorizonBeforeTheNextFastestO
   EXPECT_EQ(tuner.best()->point, point(2, "onecycle"));
 }
 
+// On the search's seed three points reach the target at the same step (the same work): one-cycle on
+// two epochs the soonest, in a faster process, but only just; the recipe's schedule passes it by
+// more on both horizons. One-cycle on four epochs passes it by the most, an epoch later.
+TEST(TimeToTarget, AmongPointsThatReachedTheTargetAfterTheSameStepsTheLargerMarginRanksFirst) {
+  struct Run {
+    double seconds;
+    int64_t steps;
+    double margin;
+  };
+  auto point = [](int64_t epochs, const char* schedule) { return nlohmann::json{{"epochs", epochs}, {"schedule", schedule}}; };
+  const std::map<std::string, Run> runs = {{point(2, "onecycle").dump(), {30.0, 1876, 0.0005}},
+                                           {point(2, "auto").dump(), {31.0, 1876, 0.003}},
+                                           {point(4, "auto").dump(), {32.0, 1876, 0.002}},
+                                           {point(4, "onecycle").dump(), {33.0, 2814, 0.004}}};
+  class RunsExecutor : public TrialExecutor {
+   public:
+    explicit RunsExecutor(const std::map<std::string, Run>& runs) : runs_(runs) {}
+    Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
+      Trial t;
+      t.point = point;
+      t.budget_level = request.budget_level;
+      const Run& run = runs_.at(point.dump());
+      t.time_to_target_s = t.wall_time_s = run.seconds;
+      t.steps_to_target = run.steps;
+      t.target_margin = run.margin;
+      return t;
+    }
+
+   private:
+    const std::map<std::string, Run>& runs_;
+  } executor(runs);
+  SearchSpace space;
+  space.set_axis("epochs", {2, 4});
+  space.set_axis("schedule", {"auto", "onecycle"});
+  TunerOptions options = to_target();
+  options.strategy = "grid";
+  Tuner tuner(space, point(4, "auto"), executor, options);
+  tuner.run();
+  EXPECT_EQ(race_finalists(tuner, 4), (std::vector<nlohmann::json>{point(2, "auto"), point(4, "auto"), point(2, "onecycle"), point(4, "onecycle")}));
+}
+
 TEST(TimeToTarget, WithoutAKnownLearningRateThereIsNoRefinement) {
   TimesExecutor executor({{{1, 1}, 40.0}, {{2, 1}, 30.0}, {{4, 1}, 32.0}, {{1, 2}, 40.0}, {{2, 2}, 31.0}, {{4, 2}, 30.0}});
   TunerOptions options = to_target();
