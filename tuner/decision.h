@@ -24,6 +24,9 @@ struct DecisionRule {
   // could cost less than this in expectation (expected_loss): 0.05% a choice, about 1% over the
   // twenty-odd choices of a staged search.
   double indifference = 0.0005;
+  // Time to target's throughput phase: its throughput reaches the time to target through whole
+  // evaluations and the seeds' spread, and its batch is refined in phase 2 (docs/tuner.md).
+  static constexpr double kThroughputPhaseIndifference = 0.002;
 };
 
 struct Comparison {

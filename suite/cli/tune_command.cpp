@@ -430,6 +430,7 @@ int run_tune(const TuneArgs& args) {
   options.seed = args.seed;
   options.resume = args.resume;
   options.ties_prefer_smaller_batch = to_target;
+  if (to_target) options.decision.indifference = DecisionRule::kThroughputPhaseIndifference;
   options.guard.exact_values = space.exact_values();
   const int64_t memory_limit = memory_limit_bytes(args);
   if (memory_limit > 0) options.memory_capacity_bytes = memory_limit;
