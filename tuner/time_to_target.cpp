@@ -101,7 +101,9 @@ double TargetPhase::next_time_cap(const Tuner& tuner) const {
 int64_t TargetPhase::expected_trials(const SearchSpace& space) const {
   const Axis* epochs = space.find("epochs");
   const auto horizons = static_cast<int64_t>(epochs ? epochs->values.size() : 1);
-  const int64_t learning_rates = space.find("lr") || !options_.learning_rate ? 0 : 2;
+  int64_t neighbours = 0;  // of each LR, when it reaches the target
+  for (const auto& axis : space.axes()) neighbours += axis.knob == "epochs" ? 0 : static_cast<int64_t>(axis.values.size()) - 1;
+  const int64_t learning_rates = space.find("lr") || !options_.learning_rate ? 0 : 2 * (1 + neighbours);
   return space.grid_size() + static_cast<int64_t>(options_.batches.size()) * horizons + learning_rates +
          static_cast<int64_t>(Strategy::kFinalists) * race_rounds();
 }
@@ -132,7 +134,9 @@ void TargetPhase::refine_batch(Tuner& tuner) const {
 }
 
 // The grid's fastest point with its peak LR doubled and halved: a short horizon often takes a
-// higher peak LR (super-convergence).
+// higher peak LR (super-convergence). An LR that reaches the target is tried with the other values
+// of each convergence axis but the horizon, which the grid measured at the recipe's LR only: a
+// higher LR and, say, label smoothing can reach it together where neither does alone.
 void TargetPhase::refine_learning_rate(Tuner& tuner) const {
   if (tuner.space().find("lr") || !options_.learning_rate) return;
   const Trial* best = fastest_first_seed(tuner, {"grid"});
@@ -143,7 +147,14 @@ void TargetPhase::refine_learning_rate(Tuner& tuner) const {
   for (double factor : {2.0, 0.5}) {
     nlohmann::json point = from;
     point["lr"] = *lr * factor;
-    tuner.measure(point, "refine-lr");
+    if (!tuner.measure(point, "refine-lr").time_to_target_s) continue;
+    for (const auto& axis : tuner.space().axes())
+      for (const auto& value : axis.values)
+        if (axis.knob != "epochs" && value != point.value(axis.knob, nlohmann::json())) {
+          nlohmann::json neighbour = point;
+          neighbour[axis.knob] = value;
+          tuner.measure(neighbour, "refine-lr");
+        }
   }
 }
 

@@ -1,11 +1,6 @@
-// Time to target: how `dyno tune --objective time-to-target` searches, in two phases, each a Tuner
-// with its own journal (the tune command creates them; this is the plan they follow):
-//   1. a throughput search over the space less its convergence axes, with the strategy asked for;
-//      equivalent points prefer the smaller batch (fewer epochs to the target, usually);
-//   2. on phase 1's winner, every trial trained to the target (TargetPhase): a grid over the
-//      convergence axes, the grid's fastest point with its peak LR doubled and halved, the fastest
-//      point so far at smaller batches (recipe_batches) and shorter horizons, and a final race on
-//      the next seeds of three fast points on different horizons (race_finalists).
+// Time to target (`dyno tune --objective time-to-target`; docs/tuner.md, "Time to target"): phase 1
+// is a throughput Tuner over the space less its convergence axes; phase 2, TargetPhase, trains
+// every trial of a second Tuner to the target. The tune command creates both; this is the plan.
 #pragma once
 
 #include <algorithm>
@@ -77,15 +72,13 @@ struct TargetPhaseOptions {
 class TargetPhase {
  public:
   explicit TargetPhase(TargetPhaseOptions options) : options_(std::move(options)) {}
-  // The time cap for the phase's next trial: search_time_cap while searching, race_time_cap in
-  // the race. The tune command sets it on the phase's executor after every trial.
+  // search_time_cap, or in the race race_time_cap: the tune command sets it after every trial.
   double next_time_cap(const Tuner& tuner) const;
   // The trials the phase runs on `space` at most (for the progress line's ETA): the grid, each
-  // batch at every horizon, the LR's two, and every finalist on every seed of the race.
+  // batch at every horizon, the LR's two and their neighbours, every finalist on every seed of the race.
   int64_t expected_trials(const SearchSpace& space) const;
-  // The grid, the LR refinement (stage "refine-lr"), the batch refinement (stage "refine-batch"),
-  // the race (stage "race"); `set_time_cap` is called with next_time_cap whenever the cap changes
-  // by stage. A spent budget ends it: what was measured stands.
+  // The grid, the LR refinement, the batch refinement, the race; `set_time_cap` gets next_time_cap
+  // whenever the stage changes it. A spent budget ends it: what was measured stands.
   void run(Tuner& tuner, const std::function<void(double)>& set_time_cap);
 
  private:

@@ -127,12 +127,16 @@ TEST(TimeToTarget, ThePhaseRunsTheGridThenTheLearningRateAroundItsFastestThenARa
 
   std::vector<std::string> stages;
   for (const auto& t : tuner.trials()) stages.push_back(t.stage);
-  EXPECT_EQ(stages, (std::vector<std::string>{"grid", "grid", "grid", "refine-lr", "refine-lr", "race", "race", "race"}));
-  // Around the grid's fastest point (two threads, 30 s): its LR doubled, then halved.
+  EXPECT_EQ(stages, (std::vector<std::string>{"grid", "grid", "grid", "refine-lr", "refine-lr", "refine-lr", "refine-lr", "refine-lr",
+                                               "refine-lr", "race", "race", "race"}));
+  // Around the grid's fastest point (two threads, 30 s): its LR doubled, which reaches the target,
+  // at the axis's other values, then halved, the same.
   EXPECT_EQ(tuner.trials()[3].point, (nlohmann::json{{"threads", 2}, {"lr", 0.2}}));
-  EXPECT_EQ(tuner.trials()[4].point, (nlohmann::json{{"threads", 2}, {"lr", 0.05}}));
+  EXPECT_EQ(tuner.trials()[4].point, (nlohmann::json{{"threads", 1}, {"lr", 0.2}}));
+  EXPECT_EQ(tuner.trials()[5].point, (nlohmann::json{{"threads", 4}, {"lr", 0.2}}));
+  EXPECT_EQ(tuner.trials()[6].point, (nlohmann::json{{"threads", 2}, {"lr", 0.05}}));
   // The race trains each finalist on its second seed.
-  for (size_t i = 5; i < 8; ++i) EXPECT_EQ(tuner.trials()[i].budget_level, 2);
+  for (size_t i = 9; i < 12; ++i) EXPECT_EQ(tuner.trials()[i].budget_level, 2);
   // The search's cap before the grid (nothing measured), then the race's from the best first seed.
   ASSERT_EQ(caps.size(), 2u);
   EXPECT_EQ(caps[0], 900);
@@ -277,6 +281,40 @@ TEST(TimeToTarget, AmongPointsThatReachedTheTargetAfterTheSameStepsTheLargerMarg
   Tuner tuner(space, point(4, "auto"), executor, options);
   tuner.run();
   EXPECT_EQ(race_finalists(tuner, 4), (std::vector<nlohmann::json>{point(2, "auto"), point(4, "auto"), point(2, "onecycle"), point(4, "onecycle")}));
+}
+
+// On two epochs the target is reached at the recipe's LR (0.1) without label smoothing only, at the
+// doubled LR with or without (sooner with), at the halved LR not at all. Four epochs reach it later.
+TEST(TimeToTarget, AnLRThatReachesTheTargetIsTriedWithTheOtherConvergenceSettingsAtItsHorizon) {
+  class SmoothingExecutor : public TrialExecutor {
+   public:
+    Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
+      Trial t;
+      t.point = point;
+      t.budget_level = request.budget_level;
+      const double lr = point.value("lr", 0.1), smoothing = point["label_smoothing"].get<double>();
+      const bool reached = point["epochs"] == 4 || lr == 0.2 || (lr == 0.1 && smoothing == 0);
+      t.wall_time_s = point["epochs"] == 4 ? 40 : 30 - 10 * lr - smoothing;
+      if (reached) t.time_to_target_s = t.wall_time_s;
+      return t;
+    }
+  } executor;
+  SearchSpace space;
+  space.set_axis("epochs", {2, 4});
+  space.set_axis("label_smoothing", {0.0, 0.1});
+  TunerOptions options = to_target();
+  options.strategy = "grid";
+  Tuner tuner(space, {{"epochs", 4}, {"label_smoothing", 0.0}}, executor, options);
+  TargetPhaseOptions plan_options;
+  plan_options.learning_rate = [](const nlohmann::json& p) { return std::optional<double>(p.value("lr", 0.1)); };
+  TargetPhase(plan_options).run(tuner, [](double) {});
+  std::vector<nlohmann::json> refined;
+  for (const auto& t : tuner.trials())
+    if (t.stage == "refine-lr") refined.push_back(t.point);
+  EXPECT_EQ(refined, (std::vector<nlohmann::json>{{{"epochs", 2}, {"label_smoothing", 0.0}, {"lr", 0.2}},
+                                                  {{"epochs", 2}, {"label_smoothing", 0.1}, {"lr", 0.2}},
+                                                  {{"epochs", 2}, {"label_smoothing", 0.0}, {"lr", 0.05}}}));
+  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"epochs", 2}, {"label_smoothing", 0.1}, {"lr", 0.2}}));
 }
 
 TEST(TimeToTarget, WithoutAKnownLearningRateThereIsNoRefinement) {
