@@ -12,31 +12,6 @@
 namespace dyno {
 namespace {
 
-const Knob& table_knob(const std::string& name) {
-  const Knob* knob = find_knob(name);
-  if (!knob) {
-    std::string tunable;
-    for (const auto& k : all_knobs())
-      if (k.tunable) tunable += (tunable.empty() ? "" : ", ") + k.name;
-    throw UserError("space", "axis '" + name + "' is not a knob; tunable knobs: " + tunable);
-  }
-  if (!knob->tunable && !knob->testing)
-    throw UserError("space", "axis '" + name + "' is a knob the tuner does not search (it is a " +
-                                 "run setting; give it with --set instead)");
-  return *knob;
-}
-
-void validate_values(const Knob& knob, const std::vector<nlohmann::json>& values) {
-  if (values.empty()) throw UserError("space", "axis " + knob.name + ": has no values");
-  for (const auto& v : values) {
-    try {
-      knob.validate(v);
-    } catch (const UserError&) {
-      throw UserError("space", "axis " + knob.name + ": value " + v.dump() + " is not " + knob.valid_text());
-    }
-  }
-}
-
 std::vector<nlohmann::json> expand_range(const Knob& knob, double lo, double hi, double step, bool geometric) {
   const std::string where = "axis " + knob.name + ": range";
   if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(step)) {
@@ -55,14 +30,6 @@ std::vector<nlohmann::json> expand_range(const Knob& knob, double lo, double hi,
     if (values.size() > 10000) throw UserError("space", where + " has more than 10000 values");
   }
   return values;
-}
-
-nlohmann::json parse_scalar(const Knob& knob, const std::string& text) {
-  try {
-    return knob.parse_text(text);
-  } catch (const UserError&) {
-    throw UserError("space", "axis " + knob.name + ": value '" + text + "' is not " + knob.valid_text());
-  }
 }
 
 }  // namespace
@@ -144,8 +111,17 @@ const SearchSpace::Declaration* SearchSpace::declaration(const std::string& name
 }
 
 const Knob& SearchSpace::knob(const std::string& name) const {
-  const Declaration* d = declaration(name);
-  return d ? d->knob : table_knob(name);
+  if (const Declaration* d = declaration(name)) return d->knob;
+  const Knob* knob = find_knob(name);
+  if (!knob) {
+    std::string tunable;
+    for (const auto& k : all_knobs())
+      if (k.tunable) tunable += (tunable.empty() ? "" : ", ") + k.name;
+    throw UserError("space", "axis '" + name + "' is not a knob; tunable knobs: " + tunable);
+  }
+  if (!knob->tunable && !knob->testing)
+    throw UserError("space", "axis '" + name + "' is a knob the tuner does not search (it is a run setting; give it with --set instead)");
+  return *knob;
 }
 
 nlohmann::json SearchSpace::default_point() const {
@@ -181,7 +157,15 @@ SearchSpace SearchSpace::take_convergence_axes() {
 }
 
 void SearchSpace::set_axis(const std::string& knob, std::vector<nlohmann::json> values) {
-  validate_values(this->knob(knob), values);
+  const Knob& k = this->knob(knob);
+  if (values.empty()) throw UserError("space", "axis " + knob + ": has no values");
+  for (const auto& v : values) {
+    try {
+      k.validate(v);
+    } catch (const UserError&) {
+      throw UserError("space", "axis " + knob + ": value " + v.dump() + " is not " + k.valid_text());
+    }
+  }
   const auto it = std::find_if(axes_.begin(), axes_.end(), [&](const Axis& a) { return a.knob == knob; });
   if (it != axes_.end()) it->values = std::move(values);
   else axes_.push_back({knob, std::move(values)});
@@ -208,12 +192,14 @@ void SearchSpace::override_axis(const std::string& spec) {
       throw UserError("space", "axis " + name + ": range '" + body + "' is not lo:hi:xFACTOR or lo:hi:+STEP");
     values = expand_range(knob, lo, hi, by, op == 'x');
   } else {
-    size_t start = 0;
-    while (start <= body.size()) {
-      size_t comma = body.find(',', start);
-      if (comma == std::string::npos) comma = body.size();
-      values.push_back(parse_scalar(knob, body.substr(start, comma - start)));
-      start = comma + 1;
+    for (size_t start = 0, comma = 0; start <= body.size(); start = comma + 1) {
+      comma = std::min(body.find(',', start), body.size());
+      const std::string text = body.substr(start, comma - start);
+      try {
+        values.push_back(knob.parse_text(text));
+      } catch (const UserError&) {
+        throw UserError("space", "axis " + name + ": value '" + text + "' is not " + knob.valid_text());
+      }
     }
   }
   set_axis(name, values);

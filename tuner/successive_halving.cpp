@@ -6,12 +6,15 @@
 #include "tuner/tuner.h"
 
 namespace dyno {
+namespace {
 
 // The first rung holds as many candidates as two thirds of the trial budget allow (all, without one).
-size_t SuccessiveHalving::first_rung(int64_t grid_size, int64_t max_trials) const {
+size_t first_rung(int64_t grid_size, int64_t max_trials) {
   if (max_trials <= 0) return static_cast<size_t>(grid_size);
-  return static_cast<size_t>(std::min(grid_size, std::max<int64_t>(kReduction, max_trials * 2 / 3)));
+  return static_cast<size_t>(std::min(grid_size, std::max<int64_t>(SuccessiveHalving::kReduction, max_trials * 2 / 3)));
 }
+
+}  // namespace
 
 int64_t SuccessiveHalving::expected_trials(const SearchSpace& space, int64_t max_trials) const {
   int64_t total = 0;

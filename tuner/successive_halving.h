@@ -3,7 +3,6 @@
 // Hyperband); those run the final race (Tuner::final_race).
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 
 #include "tuner/strategy.h"
@@ -16,9 +15,6 @@ class SuccessiveHalving : public Strategy {
   int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
 
   static constexpr int64_t kReduction = 3;  // each rung keeps a third, measured three times longer
-
- private:
-  size_t first_rung(int64_t grid_size, int64_t max_trials) const;
 };
 
 }  // namespace dyno

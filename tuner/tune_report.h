@@ -1,8 +1,8 @@
 // The tuner's outputs: DIR/report.json (every trial with outcome, metrics and intervals; the best;
 // the throughput/memory Pareto front; every measured point ranked by its estimate; the noise model;
 // the cost; the verification; the bottleneck verdicts), DIR/best-config.json (loadable by `dyno
-// train --config`; for a program: its command line and environment), and the console table of
-// trials. best-config.py is reports/python_settings.h's.
+// train --config`; for a program: its command line and environment). best-config.py is
+// reports/python_settings.h's; the console table is the tune command's.
 #pragma once
 
 #include <string>
@@ -11,7 +11,6 @@
 
 namespace dyno {
 
-class NoiseModel;
 class Tuner;
 
 struct TuneSummary {
@@ -31,11 +30,6 @@ struct TuneSummary {
 };
 
 nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary);
-std::string trials_table(const Tuner& tuner);
-// "noise between processes: 3.1% spread, slow spells in 8% of processes at 23% slower (...)", or for
-// time to target "noise between seeds: 20.3% spread, no slow spells (...)": the noise model the
-// decisions used (tuner/noise_model.h).
-std::string describe_noise(const NoiseModel& noise);
 // "knob=value knob=value" for the knobs a point changes from the tuner's start point.
 std::string describe_changes(const Tuner& tuner, const nlohmann::json& point);
 

@@ -246,7 +246,6 @@ Verdict Tuner::settled(const Comparison& c, const nlohmann::json& a, const nlohm
 bool Tuner::preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const {
   if (verdict == Verdict::Unknown) verdict = settled(judge(a, b), a, b);
   if (verdict != Verdict::Equivalent) return verdict == Verdict::FirstBetter;
-  // The tie-breaks (tuner.h): the simpler, the smaller batch, materially less memory, the higher estimate.
   const int64_t ca = complexity(a), cb = complexity(b);
   if (ca != cb) return ca < cb;
   if (options_.ties_prefer_smaller_batch)

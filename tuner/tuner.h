@@ -3,9 +3,6 @@
 // its executor (once: memoised by point and budget level), applies the convergence guard, appends
 // each finished trial to the journal (flushed: a killed run resumes with nothing lost or repeated)
 // and enforces the budget. compare() decides on the points' evidence (tuner/decision.h).
-// Equivalent points are told apart by the tie-breaks: the simpler (fewer knobs changed from the
-// start point), then (ties_prefer_smaller_batch) the smaller batch, then the one needing
-// materially less memory, and last the higher estimate.
 #pragma once
 
 #include <cstdint>
@@ -91,7 +88,9 @@ class Tuner {
   // The processes the strategy needs after the current comparison (one for each value it has yet
   // to try): compare() buys a process only while the budget covers it and these.
   void reserve(int64_t processes) { reserved_ = processes; }
-  // Whether `a` is preferred to `b` given their verdict: the better one, or the tie-breaks.
+  // Whether `a` is preferred to `b` given their verdict: the better one, or for equivalent points
+  // the tie-breaks: the simpler (complexity), the smaller batch (ties_prefer_smaller_batch), the
+  // one needing materially less memory, the higher estimate.
   bool preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const;
   // The final race: interleaved rounds (at least one) in which every remaining point is measured
   // once more, each dropping any point the leader (the highest estimate) is better than, until one

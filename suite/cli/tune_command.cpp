@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -291,6 +292,44 @@ class TuneRun {
   Clock::time_point started_;
   std::vector<std::unique_ptr<Phase>> phases_;
 };
+
+// "noise between processes: 3.1% spread, slow spells in 8% of processes at 23% slower (...)", or for
+// time to target "noise between seeds: 20.3% spread, no slow spells (...)": the noise model the
+// decisions used (tuner/noise_model.h).
+std::string describe_noise(const NoiseModel& noise) {
+  char line[200];
+  const double spread = 100.0 * (std::exp(noise.sigma()) - 1.0);
+  if (noise.slow_chance() == 0)
+    std::snprintf(line, sizeof line, "noise between seeds: %.1f%% spread, no slow spells (%.0f degrees of freedom)", spread, noise.degrees_of_freedom());
+  else
+    std::snprintf(line, sizeof line, "noise between processes: %.1f%% spread, slow spells in %.0f%% of processes at %.0f%% slower (%.0f degrees of freedom)",
+                  spread, 100.0 * noise.slow_chance(), 100.0 * (1.0 - std::exp(-noise.slow_shift())), noise.degrees_of_freedom());
+  return line;
+}
+
+// The console table of a tuner's trials.
+std::string trials_table(const Tuner& tuner) {
+  std::ostringstream out;
+  char line[512];
+  // Throughput trials show the median's 95% interval; time-to-target trials their time to the target.
+  const bool to_target = !tuner.options().throughput();
+  std::snprintf(line, sizeof line, "%4s  %-15s %-14s %12s  %-21s %9s %7s  %s\n", "id", "stage", "outcome", "samples/s",
+                to_target ? "to target s" : "95% interval", "peak MiB", "time s", "changes from start");
+  out << line;
+  const Trial* best = tuner.best();
+  for (const auto& t : tuner.trials()) {
+    char interval[64] = "";
+    if (t.time_to_target_s && (to_target || t.role() == TrialRole::Verify)) std::snprintf(interval, sizeof interval, "%.1f", *t.time_to_target_s);
+    else if (t.ok() && t.role() != TrialRole::Verify) std::snprintf(interval, sizeof interval, "[%.0f, %.0f]", t.ci_low, t.ci_high);
+    std::snprintf(line, sizeof line, "%4lld%s %-15s %-14s %12.0f  %-21s %9.0f %7.1f  %s\n", static_cast<long long>(t.id),
+                  best && best->id == t.id ? "*" : " ", t.stage.c_str(), to_string(t.outcome),
+                  std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0, interval,
+                  static_cast<double>(t.peak_memory_bytes) / (1 << 20), t.wall_time_s, describe_changes(tuner, t.point).c_str());
+    out << line;
+    if (!t.ok() && !t.reason.empty()) out << "        " << t.reason.substr(0, 160) << "\n";
+  }
+  return out.str();
+}
 
 void write_outputs(const Phase& phase, TuneSummary summary, const TrialSource& trials) {
   summary.base_config = trials.header(phase.base);
