@@ -6,6 +6,7 @@
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -47,17 +48,30 @@ std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const n
 
 namespace {
 
-// The fastest first-seed candidate (of `stages`, when given, else of any): where a refinement
-// starts (not best(), which the refinement itself moves: a resume repeats nothing) and what the
-// race's time cap follows.
-const Trial* fastest_first_seed(const Tuner& tuner, std::initializer_list<const char*> stages = {}) {
-  const Trial* fastest = nullptr;
+// `runs`, fastest first, with the runs that did the same work as a faster one (the target reached
+// after as many steps at the same batch) moved before it when their margin is larger: their times
+// differ only by their processes' speed, and the larger margin is the surer on other seeds.
+std::vector<const Trial*> surest_first(const std::vector<const Trial*>& runs) {
+  std::vector<const Trial*> order;
+  for (const Trial* t : runs)
+    order.insert(std::find_if(order.begin(), order.end(), [&](const Trial* u) {
+      return t->steps_to_target > 0 && t->steps_to_target == u->steps_to_target && t->target_margin > u->target_margin &&
+             t->point.value("batch_size", nlohmann::json()) == u->point.value("batch_size", nlohmann::json());
+    }), t);
+  return order;
+}
+
+// The first-seed candidates of `stages` (of any, when none are given), fastest first: the front
+// is what the race's time cap follows, the front of surest_first where a refinement starts (not
+// best(), which the refinement itself moves: a resume repeats nothing).
+std::vector<const Trial*> first_seeds(const Tuner& tuner, std::initializer_list<const char*> stages = {}) {
+  std::vector<const Trial*> runs;
   for (const auto& t : tuner.trials())
     if (t.candidate() && t.budget_level == 1 &&
-        (stages.size() == 0 || std::any_of(stages.begin(), stages.end(), [&](const char* s) { return t.stage == s; })) &&
-        (!fastest || t.objective > fastest->objective || (t.objective == fastest->objective && t.key < fastest->key)))
-      fastest = &t;
-  return fastest;
+        (stages.size() == 0 || std::any_of(stages.begin(), stages.end(), [&](const char* s) { return t.stage == s; })))
+      runs.push_back(&t);
+  std::sort(runs.begin(), runs.end(), [](const Trial* a, const Trial* b) { return std::tie(b->objective, a->key) < std::tie(a->objective, b->key); });
+  return runs;
 }
 
 }  // namespace
@@ -68,26 +82,20 @@ double search_time_cap(const Tuner& tuner, double cap_s) {
 }
 
 double race_time_cap(const Tuner& tuner, double cap_s) {
-  const Trial* best = fastest_first_seed(tuner);
-  return best && best->time_to_target_s ? std::min(cap_s, *best->time_to_target_s * 2 + 10) : cap_s;
+  const auto runs = first_seeds(tuner);
+  return runs.empty() || !runs.front()->time_to_target_s ? cap_s : std::min(cap_s, *runs.front()->time_to_target_s * 2 + 10);
 }
 
 std::vector<nlohmann::json> race_finalists(const Tuner& tuner, size_t count) {
-  std::vector<nlohmann::json> ranked;
-  for (auto& point : tuner.leading_points(SIZE_MAX)) {
-    const Trial& t = *tuner.latest(point);
-    ranked.insert(std::find_if(ranked.begin(), ranked.end(), [&](const nlohmann::json& above) {
-      const Trial& u = *tuner.latest(above);
-      return t.steps_to_target > 0 && t.steps_to_target == u.steps_to_target && t.target_margin > u.target_margin &&
-             t.point.value("batch_size", nlohmann::json()) == u.point.value("batch_size", nlohmann::json());
-    }), std::move(point));
-  }
+  std::vector<const Trial*> ranked;
+  for (const auto& point : tuner.leading_points(SIZE_MAX)) ranked.push_back(tuner.latest(point));
   std::vector<nlohmann::json> finalists, others, horizons;
-  for (auto& point : ranked) {
+  for (const Trial* t : surest_first(ranked)) {
+    const nlohmann::json& point = t->point;
     const nlohmann::json horizon = point.value("epochs", nlohmann::json());
     const bool first_of_horizon = std::find(horizons.begin(), horizons.end(), horizon) == horizons.end();
     if (first_of_horizon) horizons.push_back(horizon);
-    (first_of_horizon ? finalists : others).push_back(std::move(point));
+    (first_of_horizon ? finalists : others).push_back(point);
   }
   finalists.insert(finalists.end(), others.begin(), others.end());
   if (finalists.size() > count) finalists.resize(count);
@@ -108,12 +116,13 @@ int64_t TargetPhase::expected_trials(const SearchSpace& space) const {
          static_cast<int64_t>(Strategy::kFinalists) * race_rounds();
 }
 
-// The fastest point of the grid and the LR refinement at the smaller batches (recipe_batches), each
+// The surest-first point of the grid and the LR refinement at the smaller batches (recipe_batches), each
 // at the point's horizon and every shorter one of the epochs axis: phase 1 chose its batch for
 // throughput alone, and a smaller batch takes more steps per epoch. The point keeps its LR, so a
 // shorter horizon is tried with the peak LR that suits short horizons.
 void TargetPhase::refine_batch(Tuner& tuner) const {
-  const Trial* best = fastest_first_seed(tuner, {"grid", "refine-lr"});
+  const auto runs = surest_first(first_seeds(tuner, {"grid", "refine-lr"}));
+  const Trial* best = runs.empty() ? nullptr : runs.front();
   if (!best || !best->time_to_target_s) return;
   const nlohmann::json from = best->point;
   auto horizon = [&](const nlohmann::json& epochs) {
@@ -133,13 +142,14 @@ void TargetPhase::refine_batch(Tuner& tuner) const {
     }
 }
 
-// The grid's fastest point with its peak LR doubled and halved: a short horizon often takes a
+// The grid's surest-first point with its peak LR doubled and halved: a short horizon often takes a
 // higher peak LR (super-convergence). An LR that reaches the target is tried with the other values
 // of each convergence axis but the horizon, which the grid measured at the recipe's LR only: a
 // higher LR and, say, label smoothing can reach it together where neither does alone.
 void TargetPhase::refine_learning_rate(Tuner& tuner) const {
   if (tuner.space().find("lr") || !options_.learning_rate) return;
-  const Trial* best = fastest_first_seed(tuner, {"grid"});
+  const auto runs = surest_first(first_seeds(tuner, {"grid"}));
+  const Trial* best = runs.empty() ? nullptr : runs.front();
   if (!best || !best->time_to_target_s) return;
   const nlohmann::json from = best->point;
   const std::optional<double> lr = options_.learning_rate(from);

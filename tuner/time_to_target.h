@@ -55,7 +55,8 @@ double race_time_cap(const Tuner& tuner, double cap_s);
 // and points on one horizon move together: on the search's seed a longer horizon can reach the
 // target at the epoch a shorter one does, and then need an epoch more on the other seeds. Points
 // whose first seed reached the target after as many steps at the same batch did the same work
-// (their times differ by their processes' speed): among them, the larger target margin ranks first.
+// (their times differ by their processes' speed): among them, the larger target margin ranks first,
+// as it does for where the refinements start.
 std::vector<nlohmann::json> race_finalists(const Tuner& tuner, size_t count);
 
 struct TargetPhaseOptions {
