@@ -121,10 +121,11 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   trial.time_to_target_s = report.summary.time_to_target_s;
   for (const auto& e : report.metric_curve) {  // the first evaluation at the target
     const double margin = report.summary.higher_is_better ? e.value - report.summary.target : report.summary.target - e.value;
-    if (!trial.time_to_target_s || margin < 0) continue;
-    trial.steps_to_target = e.step;
-    trial.target_margin = margin;
-    break;
+    if (trial.time_to_target_s && margin >= 0) {
+      trial.steps_to_target = e.step;
+      trial.target_margin = margin;
+      break;
+    }
   }
   if (report.summary.stop_reason == "outpaced") {
     trial.reason = "stopped early: its throughput's 95% interval lay below the best so far (" + format_fixed(request.stop_below, 0) + "/s)";

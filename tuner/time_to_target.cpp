@@ -74,6 +74,13 @@ std::vector<const Trial*> first_seeds(const Tuner& tuner, std::initializer_list<
   return runs;
 }
 
+// Where a refinement over the trials of `stages` starts: the first of surest_first, or nullptr
+// when none reached the target.
+const Trial* refinement_start(const Tuner& tuner, std::initializer_list<const char*> stages) {
+  const auto runs = surest_first(first_seeds(tuner, stages));
+  return runs.empty() || !runs.front()->time_to_target_s ? nullptr : runs.front();
+}
+
 }  // namespace
 
 double search_time_cap(const Tuner& tuner, double cap_s) {
@@ -121,9 +128,8 @@ int64_t TargetPhase::expected_trials(const SearchSpace& space) const {
 // throughput alone, and a smaller batch takes more steps per epoch. The point keeps its LR, so a
 // shorter horizon is tried with the peak LR that suits short horizons.
 void TargetPhase::refine_batch(Tuner& tuner) const {
-  const auto runs = surest_first(first_seeds(tuner, {"grid", "refine-lr"}));
-  const Trial* best = runs.empty() ? nullptr : runs.front();
-  if (!best || !best->time_to_target_s) return;
+  const Trial* best = refinement_start(tuner, {"grid", "refine-lr"});
+  if (!best) return;
   const nlohmann::json from = best->point;
   auto horizon = [&](const nlohmann::json& epochs) {
     const auto e = epochs.get<double>();
@@ -148,9 +154,8 @@ void TargetPhase::refine_batch(Tuner& tuner) const {
 // higher LR and, say, label smoothing can reach it together where neither does alone.
 void TargetPhase::refine_learning_rate(Tuner& tuner) const {
   if (tuner.space().find("lr") || !options_.learning_rate) return;
-  const auto runs = surest_first(first_seeds(tuner, {"grid"}));
-  const Trial* best = runs.empty() ? nullptr : runs.front();
-  if (!best || !best->time_to_target_s) return;
+  const Trial* best = refinement_start(tuner, {"grid"});
+  if (!best) return;
   const nlohmann::json from = best->point;
   const std::optional<double> lr = options_.learning_rate(from);
   if (!lr || *lr <= 0) return;
@@ -158,13 +163,14 @@ void TargetPhase::refine_learning_rate(Tuner& tuner) const {
     nlohmann::json point = from;
     point["lr"] = *lr * factor;
     if (!tuner.measure(point, "refine-lr").time_to_target_s) continue;
-    for (const auto& axis : tuner.space().axes())
-      for (const auto& value : axis.values)
-        if (axis.knob != "epochs" && value != point.value(axis.knob, nlohmann::json())) {
-          nlohmann::json neighbour = point;
-          neighbour[axis.knob] = value;
-          tuner.measure(neighbour, "refine-lr");
-        }
+    for (const auto& axis : tuner.space().axes()) {
+      if (axis.knob == "epochs") continue;
+      for (const auto& value : axis.values) {
+        nlohmann::json neighbour = point;
+        neighbour[axis.knob] = value;
+        if (neighbour != point) tuner.measure(neighbour, "refine-lr");
+      }
+    }
   }
 }
 
