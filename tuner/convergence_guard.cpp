@@ -10,8 +10,7 @@
 namespace dyno {
 namespace {
 
-// Mean of the last quarter (at least one window) of the trajectory's first `length` windows:
-// less noisy than the last point.
+// Mean of the last quarter (at least one window) of the first `length` windows: less noisy than one.
 double tail_mean(const std::vector<double>& losses, size_t length) {
   const size_t n = std::max<size_t>(1, length / 4);
   double sum = 0;

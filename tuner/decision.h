@@ -1,10 +1,7 @@
-// decide(a, b): the one comparison behind every choice the tuner makes between two points (rules
-// 1-7 of docs/tuner.md, "How two points are compared"). From both points' evidence and the noise
-// model it answers "a is better", "b is better", "equivalent within the margin" or "not known yet";
-// the tuner answers the last by measuring the less-measured point once more (Tuner::compare).
-// The interval of log(a / b) is the quantiles of the difference of the two posteriors, each
-// component widened by Student's t on the noise model's degrees of freedom. (`dyno compare`'s rank
-// statistics need four figures a side; a search decides most comparisons on one or two.)
+// decide(a, b): the one comparison behind every choice the tuner makes between two points (docs/
+// tuner.md, "How two points are compared", rules 1-7): "a is better", "b is better", "equivalent
+// within the margin" or "not known yet". (`dyno compare`'s rank statistics need four figures a
+// side; a search decides most comparisons on one or two.)
 #pragma once
 
 #include <cstddef>
@@ -20,12 +17,10 @@ struct DecisionRule {
   double margin = 0.02;        // equivalent: the whole interval of log(a / b) within +-2%
   double confidence = 0.95;    // two-sided, for both "better" and "equivalent"
   size_t max_processes = 4;    // per point; at the cap "not known" is settled on the estimates (settle)
-  // A comparison ends, settled on the estimates when not known, once taking the higher estimate
-  // could cost less than this in expectation (expected_loss): 0.05% a choice, about 1% over the
-  // twenty-odd choices of a staged search.
+  // A comparison ends once taking the higher estimate could cost less than this in expectation
+  // (expected_loss): 0.05% a choice, about 1% over the twenty-odd choices of a staged search.
   double indifference = 0.0005;
-  // Time to target's throughput phase: its throughput reaches the time to target through whole
-  // evaluations and the seeds' spread, and its batch is refined in phase 2 (docs/tuner.md).
+  // Time to target's phase 1 (docs/tuner.md, "Time to target").
   static constexpr double kThroughputPhaseIndifference = 0.002;
 };
 
@@ -41,18 +36,15 @@ struct Comparison {
 Comparison decide(const PointEvidence& a, const PointEvidence& b, const NoiseModel& noise, const DecisionRule& rule);
 
 // What choosing the point with the higher estimate costs in expectation (log scale): the expected
-// shortfall of the difference's posterior, toward the chosen side. It is small when the estimates
-// are far apart for their noise, or so well measured that a wrong choice could only be small.
+// shortfall of the difference's posterior, toward the chosen side.
 double expected_loss(const Comparison& comparison);
 
-// Whether the comparison needs no more processes: the points are equivalent, or taking the higher
-// estimate could cost less than the indifference in expectation (a "better" verdict alone is wrong
-// one time in forty, and a search makes twenty-odd choices).
+// Whether the comparison needs no more processes: equivalent, or an expected loss under the
+// indifference (a "better" verdict alone is wrong one time in forty).
 bool answered(const Comparison& comparison, const DecisionRule& rule);
 
-// A verdict as it is; "not known", when no more processes will be bought, goes to the higher
-// estimate (the least expected cost). Never "equivalent": estimates within the margin are not
-// evidence that a simpler point loses nothing.
+// A verdict as it is; "not known" goes to the higher estimate. Never "equivalent": estimates
+// within the margin are not evidence that a simpler point loses nothing.
 Verdict settle(const Comparison& comparison);
 
 }  // namespace dyno

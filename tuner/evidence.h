@@ -1,8 +1,6 @@
-// Evidence: what the tuner knows about one point's speed, one figure per process that measured it
-// (the log of that process's median throughput, or of 1 / its seed's time to target). On a shared
-// machine most of the noise is between processes (a process in a slow spell yields a tight, wrong
-// interval), so a point's uncertainty is that of its processes' figures (tuner/noise_model.h),
-// not the scatter of windows inside one of them.
+// Evidence: what the tuner knows about one point, one figure per process that measured it (docs/
+// tuner.md, rule 1). Most noise is between processes, so the figures, not one process's windows,
+// carry a point's uncertainty (tuner/noise_model.h).
 #pragma once
 
 #include <cstddef>

@@ -1,9 +1,6 @@
-// Journal: a tuning run's record in journal.jsonl, one JSON object per line, each flushed to disk
-// as it is written: the header ({"kind": "header", ...}: what the run was, so that --resume can
-// refuse a mismatched one; written by `dyno tune`, absent when a Tuner is used on its own), then
-// {"kind": "trial", "trial": {...}} for every finished trial.
-// A kill can tear only the last line, which is then not a finished trial and is ignored; any other
-// line that cannot be read is an error naming the file and the line.
+// Journal: a tuning run's record in journal.jsonl, one flushed JSON object per line: the header
+// ({"kind": "header", ...}, written by `dyno tune`), then {"kind": "trial", "trial": {...}} for
+// every finished trial. A torn last line (a kill) is ignored; any other unreadable line is an error.
 #pragma once
 
 #include <string>

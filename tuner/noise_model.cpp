@@ -92,8 +92,7 @@ NoiseModel NoiseModel::fit(const std::vector<PointEvidence>& points, bool slow_s
   model.degrees_of_freedom_ = kPriorSigmaWeight + dof;
   if (!slow_spells) model.slow_chance_ = 0;
   if (repeated.empty()) return model;
-  // Expectation-maximisation: the expected slow processes of each point under the parameters, then
-  // the parameters that best explain those expectations, until they stop moving.
+  // Expectation-maximisation: each point's expected slow processes, then the parameters, until settled.
   for (int iteration = 0; iteration < 100; ++iteration) {
     double squares = 0, slow = 0, cross = 0, spread = 0;
     for (const auto& d : repeated) {

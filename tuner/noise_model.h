@@ -1,10 +1,6 @@
 // NoiseModel: how far one process's figure for a point lies from the point's true value (docs/
-// tuner.md, rule 2). A figure is the true value plus a normal error (sigma, the spread between
-// processes), less `slow_shift` with probability `slow_chance`: a process that ran the whole way in
-// a slow spell (another tenant, memory in small pages), which only ever lowers a figure. The three
-// parameters are fitted by expectation-maximisation to the points measured in more than one process
-// (which processes ran slow is the hidden part), each with a weak prior, so that the first
-// decisions are cautious rather than blind and a machine without slow spells soon shows it.
+// tuner.md, rule 2): a normal error (sigma), less `slow_shift` with probability `slow_chance` (a
+// slow spell only ever lowers a figure), fitted by expectation-maximisation with weak priors.
 #pragma once
 
 #include <cstddef>
@@ -23,19 +19,14 @@ class NoiseModel {
   static constexpr double kPriorSlowWeight = 10.0;  // worth ten processes
   static constexpr double kPriorSlowShift = 0.2;    // log scale: about 18% slower
   static constexpr double kPriorShiftWeight = 1.0;  // worth two figures, one of them slow
-  // A slow spell's size varies: its standard deviation, as a share of the shift. (The fit takes the
-  // shift as fixed; the posterior widens each component by the spells it assumes.)
+  // A slow spell's standard deviation, as a share of the shift (the posterior's, not the fit's).
   static constexpr double kSlowSpread = 0.25;
-  // How far the fitted shift may be from the true one: the prior's uncertainty (kPriorShiftSd),
-  // shrinking with the slow processes seen. Until slow spells have been seen, a slow spell far
-  // larger than the prior's is still an explanation of a low figure.
+  // The fitted shift's uncertainty with no slow process seen; it shrinks with those seen.
   static constexpr double kPriorShiftSd = 0.2;
 
   NoiseModel() = default;  // the priors alone
-  // Fitted to `points`; those measured in fewer than two processes carry no information about the noise.
-  // Without `slow_spells` the model is the normal error alone (slow_chance() 0): time to target's
-  // processes are seeds, and a seed that needs one more evaluation than another is the point's own
-  // cost, which the verification pays in full, not a spell of the machine's to discount.
+  // Fitted to the `points` measured in two processes or more. Without `slow_spells`, the normal
+  // error alone: time to target's processes are seeds, and a slower seed is the point's own cost.
   static NoiseModel fit(const std::vector<PointEvidence>& points, bool slow_spells = true);
 
   double sigma() const { return sigma_; }
@@ -43,13 +34,11 @@ class NoiseModel {
   double degrees_of_freedom() const { return degrees_of_freedom_; }
   double slow_chance() const { return slow_chance_; }
   double slow_shift() const { return slow_shift_; }
-  // The standard deviation of one slow spell's shift as the posterior sees it: its own spread and
-  // the uncertainty of the fitted shift.
+  // The standard deviation of one slow spell's shift: its own spread and the fitted shift's uncertainty.
   double slow_spread() const;
 
-  // What the point's figures say about its true value, from a flat prior: component k stands for
-  // "k of its n processes ran in a slow spell", its mean the figures' mean plus k / n slow shifts,
-  // its variance (n sigma^2 + k spread^2) / n^2.
+  // The point's true value from a flat prior: component k stands for "k of its n processes ran in
+  // a slow spell", mean the figures' mean plus k / n shifts, variance (n sigma^2 + k spread^2) / n^2.
   Posterior posterior(const PointEvidence& point) const;
 
  private:

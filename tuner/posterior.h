@@ -1,7 +1,6 @@
-// Posterior: what the evidence says about a true value on the log scale (a point's speed, or the
-// difference of two points'), under the noise model: a mixture of normals, one component for each
-// count of processes that may have run in a slow spell (wider the more it assumes). A value
-// measured once is, with the slow-spell chance, a slow shift higher than it read.
+// Posterior: what the evidence says about a true value on the log scale (a point's, or the
+// difference of two points'): a mixture of normals, one component for each count of processes
+// that may have run in a slow spell (docs/tuner.md, rule 3).
 #pragma once
 
 #include <vector>

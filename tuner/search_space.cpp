@@ -12,6 +12,14 @@
 namespace dyno {
 namespace {
 
+// 1, 2, 4... up to n, and n.
+std::vector<nlohmann::json> powers_of_two_to(int64_t n) {
+  std::vector<nlohmann::json> values;
+  for (int64_t v = 1; v <= std::max<int64_t>(n, 1); v *= 2) values.push_back(v);
+  if (values.back().get<int64_t>() != n && n > 1) values.push_back(n);
+  return values;
+}
+
 std::vector<nlohmann::json> expand_range(const Knob& knob, double lo, double hi, double step, bool geometric) {
   const std::string where = "axis " + knob.name + ": range";
   if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(step)) {
@@ -73,10 +81,7 @@ SearchSpace SearchSpace::from_json(const nlohmann::json& json) {
 
 SearchSpace SearchSpace::default_for(const std::string& device, bool convolutional, int64_t cores, int64_t max_ranks) {
   SearchSpace s;
-  std::vector<nlohmann::json> threads;
-  for (int64_t t = 1; t <= std::max<int64_t>(cores, 1); t *= 2) threads.push_back(t);
-  if (threads.back().get<int64_t>() != cores && cores > 1) threads.push_back(cores);
-  s.set_axis("threads", threads);
+  s.set_axis("threads", powers_of_two_to(cores));
   s.set_axis("num_workers", {0, 1, 2});
   s.set_axis("batch_size", {32, 64, 128, 256, 512, 1024});
   s.set_axis("lr_scaling", {"sqrt"});
@@ -93,10 +98,7 @@ SearchSpace SearchSpace::default_for(const std::string& device, bool convolution
   if (convolutional) s.set_axis("channels_last", {false, true});
   s.set_axis("checkpointing", {false, true});
   if (max_ranks > 1) {
-    std::vector<nlohmann::json> ranks;
-    for (int64_t r = 1; r <= max_ranks; r *= 2) ranks.push_back(r);
-    if (ranks.back().get<int64_t>() != max_ranks) ranks.push_back(max_ranks);
-    s.set_axis("ddp.world_size", ranks);
+    s.set_axis("ddp.world_size", powers_of_two_to(max_ranks));
     s.set_axis("ddp.bucket_cap_mb", {1.0, 25.0});
     s.set_axis("ddp.gradient_as_bucket_view", {false, true});
     s.set_axis("ddp.comm_hook", device == "cuda" ? std::vector<nlohmann::json>{"none", "fp16", "bf16"} : std::vector<nlohmann::json>{"none", "bf16"});

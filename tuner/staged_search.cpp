@@ -48,12 +48,8 @@ class Climber {
     return step;
   }
 
-  // The knob-effect model refinement prunes with: log-throughput as additive knob effects, each
-  // effect known from every place in the space where the climb measured it (one figure per process
-  // of the new value, against the old value's estimate there), judged by the noise model like a
-  // point's figures. Interactions move an effect by up to kInteraction, so here the value could gain
-  // at most its effect plus kInteraction; it is not tried when that gain is worth less than the
-  // indifference in expectation (the rule that ends a comparison: tuner/decision.h).
+  // The knob-effect model refinement prunes with (docs/tuner.md, "staged", step 6): whether the
+  // value's expected gain here, its measured effect plus kInteraction, is below the indifference.
   bool predicted_to_lose(const std::string& knob, const nlohmann::json& value) const {
     const std::string here = current_[knob].dump(), there = value.dump();
     const NoiseModel noise = tuner_.noise();
@@ -74,8 +70,7 @@ class Climber {
     return loss->expected_shortfall() < tuner_.options().decision.indifference;
   }
 
-  // The values the stages from here on have yet to try, one process each: with the race's first
-  // round, what a comparison leaves room for in a budget (Tuner::reserve).
+  // The values the stages from here on have yet to try (Tuner::reserve keeps a process for each).
   void plan(int64_t values) { untried_ = values; }
   const nlohmann::json& current() const { return current_; }
   void move_to(const nlohmann::json& point) { current_ = point; }
@@ -177,8 +172,7 @@ int64_t StagedSearch::expected_trials(const SearchSpace& space, int64_t max_tria
       neighbours += is_ordered(axis) ? std::min<int64_t>(n - 1, 2) : n - 1;
     }
   }
-  // A value that loses by less than a slow spell runs in a second process (its first may have been
-  // slow): about every value the search tries, on a quiet machine.
+  // A value that loses by less than a slow spell runs in a second process: about every value.
   const int64_t total = kStartProcesses + 2 * (once - 1) + neighbours + 1 + kFinalists * 2;
   return within_trial_limit(total, max_trials);
 }
@@ -186,8 +180,7 @@ int64_t StagedSearch::expected_trials(const SearchSpace& space, int64_t max_tria
 void StagedSearch::run(Tuner& tuner) {
   Climber climber(tuner);
   const SearchSpace& space = tuner.space();
-  // A knob's stage is its role's; every role but these three is tried in the knobs stage. The
-  // process settings are tried a second time after the knobs (step 5).
+  // A knob's stage is its role's; every other role is tried in the knobs stage.
   enum Stage { kProcess, kPipeline, kBatch, kKnobs, kProcessAgain };
   auto stage_of = [&space](const Axis& axis) {
     switch (space.knob(axis.knob).role) {
@@ -197,8 +190,7 @@ void StagedSearch::run(Tuner& tuner) {
       default: return kKnobs;
     }
   };
-  // The values the stages from `first` on have yet to try: every value of their axes but the
-  // current one, and of the batch's, the sizes above the current one.
+  // The values the stages from `first` on have yet to try (of the batch, the sizes above the current).
   auto untried_from = [&](Stage first) {
     int64_t n = 0;
     for (const auto& axis : space.axes()) {

@@ -20,8 +20,7 @@ int64_t SuccessiveHalving::expected_trials(const SearchSpace& space, int64_t max
   int64_t total = 0;
   size_t rung = first_rung(space.grid_size(), max_trials);
   for (; rung > kFinalists; rung = std::max<size_t>(1, rung / static_cast<size_t>(kReduction))) total += static_cast<int64_t>(rung);
-  // The final race's first round, one trial for each point left; later rounds run only while the
-  // leader is not answered against them: not counted.
+  // The final race's first round; later rounds run only while it is undecided: not counted.
   if (rung > 1) total += static_cast<int64_t>(rung);
   return within_trial_limit(total, max_trials);
 }

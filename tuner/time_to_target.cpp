@@ -48,9 +48,8 @@ std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const n
 
 namespace {
 
-// `runs`, fastest first, with the runs that did the same work as a faster one (the target reached
-// after as many steps at the same batch) moved before it when their margin is larger: their times
-// differ only by their processes' speed, and the larger margin is the surer on other seeds.
+// `runs`, fastest first, with a run that did the same work as a faster one (as many steps to the
+// target at the same batch) moved before it when its margin is larger: the surer on other seeds.
 std::vector<const Trial*> surest_first(const std::vector<const Trial*>& runs) {
   std::vector<const Trial*> order;
   for (const Trial* t : runs)
@@ -61,9 +60,8 @@ std::vector<const Trial*> surest_first(const std::vector<const Trial*>& runs) {
   return order;
 }
 
-// The first-seed candidates of `stages` (of any, when none are given), fastest first: the front
-// is what the race's time cap follows, the front of surest_first where a refinement starts (not
-// best(), which the refinement itself moves: a resume repeats nothing).
+// The first-seed candidates of `stages` (of any, when none are given), fastest first. (Not best(),
+// which a refinement itself moves: a resume repeats nothing.)
 std::vector<const Trial*> first_seeds(const Tuner& tuner, std::initializer_list<const char*> stages = {}) {
   std::vector<const Trial*> runs;
   for (const auto& t : tuner.trials())
@@ -74,8 +72,7 @@ std::vector<const Trial*> first_seeds(const Tuner& tuner, std::initializer_list<
   return runs;
 }
 
-// Where a refinement over the trials of `stages` starts: the first of surest_first, or nullptr
-// when none reached the target.
+// Where a refinement over the trials of `stages` starts; nullptr when none reached the target.
 const Trial* refinement_start(const Tuner& tuner, std::initializer_list<const char*> stages) {
   const auto runs = surest_first(first_seeds(tuner, stages));
   return runs.empty() || !runs.front()->time_to_target_s ? nullptr : runs.front();
@@ -123,10 +120,8 @@ int64_t TargetPhase::expected_trials(const SearchSpace& space) const {
          static_cast<int64_t>(Strategy::kFinalists) * race_rounds();
 }
 
-// The surest-first point of the grid and the LR refinement at the smaller batches (recipe_batches), each
-// at the point's horizon and every shorter one of the epochs axis: phase 1 chose its batch for
-// throughput alone, and a smaller batch takes more steps per epoch. The point keeps its LR, so a
-// shorter horizon is tried with the peak LR that suits short horizons.
+// The surest-first point of the grid and the LR refinement at the smaller batches (recipe_batches),
+// each at the point's horizon and every shorter one, with its LR (which suits short horizons).
 void TargetPhase::refine_batch(Tuner& tuner) const {
   const Trial* best = refinement_start(tuner, {"grid", "refine-lr"});
   if (!best) return;
@@ -148,10 +143,8 @@ void TargetPhase::refine_batch(Tuner& tuner) const {
     }
 }
 
-// The grid's surest-first point with its peak LR doubled and halved: a short horizon often takes a
-// higher peak LR (super-convergence). An LR that reaches the target is tried with the other values
-// of each convergence axis but the horizon, which the grid measured at the recipe's LR only: a
-// higher LR and, say, label smoothing can reach it together where neither does alone.
+// The grid's surest-first point with its peak LR doubled and halved (a short horizon often takes a
+// higher one); an LR that reaches the target, with the other values of each axis but the horizon.
 void TargetPhase::refine_learning_rate(Tuner& tuner) const {
   if (tuner.space().find("lr") || !options_.learning_rate) return;
   const Trial* best = refinement_start(tuner, {"grid"});

@@ -1,6 +1,5 @@
-// Time to target (`dyno tune --objective time-to-target`; docs/tuner.md, "Time to target"): phase 1
-// is a throughput Tuner over the space less its convergence axes; phase 2, TargetPhase, trains
-// every trial of a second Tuner to the target. The tune command creates both; this is the plan.
+// Time to target's plan (docs/tuner.md, "Time to target"): phase 1 is a throughput Tuner over the
+// space less its convergence axes; phase 2, TargetPhase, trains every trial to the target.
 #pragma once
 
 #include <algorithm>
@@ -24,39 +23,24 @@ struct ConvergenceDefaults {
   bool accuracy_target = false;   // the target is an accuracy (label smoothing would raise a loss target)
 };
 
-// Moves the convergence axes with more than one value out of `space` (a single value is a setting:
-// it stays, so phase 1 measures with it, e.g. lr_scaling=sqrt while the batch grows) and returns
-// phase 2's space. Axes the space does not give get defaults: the LR schedule's horizon at 1/6, 1/4
-// and 1/3 of the recipe's epochs and at the recipe's (a shorter horizon anneals sooner, which is
-// what reaches a target early; the grid runs the shortest first, so that its time cap tightens
-// early), the recipe's schedule or one-cycle, and for accuracy targets label smoothing off or 0.1.
-// (A program's space gets no defaults: SearchSpace::take_convergence_axes.)
+// Moves the convergence axes with more than one value out of `space` and returns phase 2's space,
+// with docs/tuner.md's default axes for those it does not give: the shortest horizon first, so
+// that the grid's time cap tightens early.
 SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults& defaults);
 
-// Phase 1 ranks batch sizes by throughput alone, but a larger batch takes fewer steps per epoch and
-// often needs more epochs to reach the target. When phase 1's winner has a batch above the recipe's
-// (the batch its LR and epochs were tuned for; a program's default), the batches phase 2 tries
-// (TargetPhase::refine_batch): every batch of phase 1's axis between the two, the largest first,
-// then the recipe's. None when phase 1 has no batch axis or kept a batch no larger.
+// The batches TargetPhase::refine_batch tries when phase 1's winner has a batch above the recipe's:
+// phase 1's between the two, the largest first, then the recipe's (none otherwise).
 std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch);
 
-// While phase 2's grid and refinements run: a trial that has not reached the target by the best
-// time so far, plus a margin for run-to-run noise (x1.3 + 5 s), cannot beat it. At most cap_s.
+// The search's time cap: the best time so far with a margin for noise (x1.3 + 5 s); at most cap_s.
 double search_time_cap(const Tuner& tuner, double cap_s);
 
-// During the final race on the next seeds: one cap for every finalist's seeds, from the best
-// first-seed time, loose enough (x2 + 10 s) for a seed that needs one more evaluation than the
-// best did. A finalist that misses a seed is never chosen, so a cap that cut a slower seed would
-// disqualify it; and the search cap follows best(), which moves with each new seed during the race.
+// The race's one cap for every finalist's seeds: the best first-seed time x2 + 10 s, loose enough
+// for a seed that needs one more evaluation than the best did (a missed seed disqualifies).
 double race_time_cap(const Tuner& tuner, double cap_s);
 
 // The final race's `count` finalists: the fastest point of each horizon (value of `epochs`), the
-// fastest first, then the next fastest. The seed moves the epoch at which the target is reached,
-// and points on one horizon move together: on the search's seed a longer horizon can reach the
-// target at the epoch a shorter one does, and then need an epoch more on the other seeds. Points
-// whose first seed reached the target after as many steps at the same batch did the same work
-// (their times differ by their processes' speed): among them, the larger target margin ranks first,
-// as it does for where the refinements start.
+// fastest first, then the next fastest (docs/tuner.md).
 std::vector<nlohmann::json> race_finalists(const Tuner& tuner, size_t count);
 
 struct TargetPhaseOptions {
@@ -64,8 +48,7 @@ struct TargetPhaseOptions {
   int seeds = 1;       // --verify-seeds: the race trains each finalist on max(2, seeds) seeds in all
   std::vector<int64_t> batches;  // recipe_batches: tried at the grid's fastest point
   int64_t recipe_epochs = 0;     // the horizon of epochs = 0 (0: not known, the longest)
-  // The peak learning rate `point` trains with, or nullopt when it is not known (a program's):
-  // then there is no LR refinement. Not used when the space has an lr axis.
+  // The peak learning rate `point` trains with; nullopt (a program's) means no LR refinement.
   std::function<std::optional<double>(const nlohmann::json& point)> learning_rate;
 };
 
@@ -75,11 +58,10 @@ class TargetPhase {
   explicit TargetPhase(TargetPhaseOptions options) : options_(std::move(options)) {}
   // search_time_cap, or in the race race_time_cap: the tune command sets it after every trial.
   double next_time_cap(const Tuner& tuner) const;
-  // The trials the phase runs on `space` at most (for the progress line's ETA): the grid, each
-  // batch at every horizon, the LR's two and their neighbours, every finalist on every seed of the race.
+  // The trials the phase runs on `space` at most (for the progress line's ETA).
   int64_t expected_trials(const SearchSpace& space) const;
   // The grid, the LR refinement, the batch refinement, the race; `set_time_cap` gets next_time_cap
-  // whenever the stage changes it. A spent budget ends it: what was measured stands.
+  // whenever the stage changes it.
   void run(Tuner& tuner, const std::function<void(double)>& set_time_cap);
 
  private:

@@ -1,8 +1,5 @@
-// The tuner's outputs: DIR/report.json (every trial with outcome, metrics and intervals; the best;
-// the throughput/memory Pareto front; every measured point ranked by its estimate; the noise model;
-// the cost; the verification; the bottleneck verdicts), DIR/best-config.json (loadable by `dyno
-// train --config`; for a program: its command line and environment). best-config.py is
-// reports/python_settings.h's; the console table is the tune command's.
+// The tuner's report.json (docs/report-schema.md): every trial, the best, the Pareto front, the
+// ranking, the noise model, the cost, the verification and the profiles' verdicts.
 #pragma once
 
 #include <string>

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 #include <map>
+#include <numeric>
 #include <tuple>
 
 #include "reports/atomic_file.h"
@@ -56,16 +57,11 @@ Trial Tuner::record(Trial trial) {
 }
 
 int64_t Tuner::executed_trials() const {
-  int64_t n = 0;
-  for (const auto& t : trials_) n += !t.after_search();
-  return n;
+  return std::count_if(trials_.begin(), trials_.end(), [](const Trial& t) { return !t.after_search(); });
 }
 
 double Tuner::spent_s() const {
-  double s = 0;
-  for (const auto& t : trials_)
-    if (!t.after_search()) s += t.wall_time_s;
-  return s;
+  return std::accumulate(trials_.begin(), trials_.end(), 0.0, [](double s, const Trial& t) { return t.after_search() ? s : s + t.wall_time_s; });
 }
 
 bool Tuner::budget_covers(int64_t processes) const {
@@ -110,8 +106,7 @@ Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int6
   trial.objective = throughput ? trial.samples_per_second : per_second_to_target(trial);
   if (!throughput || (trial.ci_low == 0 && trial.ci_high == 0)) trial.ci_low = trial.ci_high = trial.objective;
 
-  // A trial that reached its target has shown the convergence the guard stands in for: the guard
-  // checks throughput trials, which measure speed over a few windows of training.
+  // The guard checks throughput trials: one that reached its target has shown its convergence.
   if (trial.ok() && throughput) {
     const auto reference = trial.losses.empty() ? std::nullopt : reference_losses(point, budget_level, trial.losses.size());
     if (auto reason = options_.guard.check(trial.losses, reference ? &*reference : nullptr)) {
@@ -122,9 +117,8 @@ Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int6
   return record(std::move(trial));
 }
 
-// The bar a process racing `point` stops under: below it, the process's own upper bound shows it
-// cannot beat the point's lower bound even if the process ran slow by the noise's whole interval.
-// (A slow spell is not allowed for: the comparison after it is, and buys another process.)
+// The bar a process racing `point` stops under (docs/tuner.md, "Early stops"): the point's lower
+// bound less the noise's interval for one process.
 double Tuner::race_bar(const nlohmann::json& point) const {
   const PointEvidence e = evidence(point);
   if (e.failed || e.figures.empty()) return 0.0;
@@ -138,12 +132,8 @@ const Trial* Tuner::find(const nlohmann::json& point, int64_t budget_level) cons
   return it == by_key_.end() ? nullptr : &trials_[it->second];
 }
 
-// The fp32 loss trajectory `point` (just measured, `windows` loss windows) is compared with, or
-// nullopt when there is none to compare with: the point is fp32 already, it passed the guard at a
-// lower budget level (its reference would have to be measured again, as a long trial), or no
-// budget is left. A measured trial on the same trajectory serves; otherwise the reference is
-// measured now, over the first windows only (ConvergenceGuard::reference_windows), and journaled
-// before the candidate, so a resume finds it.
+// The fp32 losses `point` is compared with: a measured trial's on the same trajectory, else the
+// reference's, measured now; nullopt when fp32, passed at a lower level, or out of budget.
 std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows) {
   const auto reference = options_.guard.reference_point(point);
   if (!reference) return std::nullopt;
@@ -184,8 +174,7 @@ bool Tuner::visible(const Trial& trial) const {
   return it == by_key_.end() || replayed_[it->second];
 }
 
-// One figure per process (evidence.h); guard references measured the point too. (Verification and
-// profile keys start with their stage, never with a point's key.)
+// One figure per process, guard references included (verification keys start with their stage).
 PointEvidence Tuner::evidence(const nlohmann::json& point) const {
   PointEvidence e;
   const std::string prefix = point_key(point) + "@";
@@ -277,8 +266,7 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
     if (evidence(p).figures.empty()) measure(p, "race");
   drop([&](const nlohmann::json& p) { return evidence(p).failed; });
   const bool every_round = !options_.throughput();
-  // At least one round: the leading estimates are the highest of many, biased upward (the winner's
-  // curse), which only new processes correct.
+  // At least one round: the leading estimates are biased upward (the winner's curse).
   auto go_on = [&](int64_t round) { return every_round ? !points.empty() : points.size() > 1 && (round == 0 || !decided()); };
   for (int64_t round = 0; round < max_rounds && go_on(round); ++round) {
     // Interleaved: each round starts one point further along, so no point always runs first.
@@ -336,9 +324,7 @@ const Trial* Tuner::best() const {
 }
 
 std::vector<const Trial*> Tuner::pareto_front() const {
-  // Only configurations a user could take: measured, and past the convergence guard. By memory,
-  // then the higher objective first: a trial is on the front when it is faster than every trial
-  // that needs no more memory.
+  // Measured trials past the guard, by memory: on the front when faster than all needing no more.
   std::vector<const Trial*> by_memory, front;
   for (const auto& t : trials_)
     if (t.ok() && !t.after_search()) by_memory.push_back(&t);

@@ -1,8 +1,6 @@
-// Tuner: the bookkeeping every search strategy shares, and its one way of deciding. Strategies
-// ask measure(point) and compare(a, b) and never time anything; the Tuner runs each trial through
-// its executor (once: memoised by point and budget level), applies the convergence guard, appends
-// each finished trial to the journal (flushed: a killed run resumes with nothing lost or repeated)
-// and enforces the budget. compare() decides on the points' evidence (tuner/decision.h).
+// Tuner: the bookkeeping every search strategy shares, and its one way of deciding (docs/tuner.md).
+// Strategies ask measure(point) and compare(a, b); the Tuner runs each trial once (memoised by
+// point and budget level), applies the convergence guard, journals it and enforces the budget.
 #pragma once
 
 #include <cstdint>
@@ -35,12 +33,10 @@ struct TunerOptions {
   int64_t max_trials = 0;                // 0 = no limit
   double budget_s = 0;                   // sum of trial wall times; 0 = no limit
   uint64_t seed = 0;
-  // The memory the trials share (--memory-limit, else the device's; 0 = unknown). A memory saving
-  // breaks a tie when material: 5% of the larger figure and kMaterialMemoryShare of this.
+  // The memory the trials share (--memory-limit, else the device's; 0 = unknown): a tie-break.
   int64_t memory_capacity_bytes = 0;
   static constexpr double kMaterialMemoryShare = 0.02;
-  // Time to target's throughput phase, where a larger batch usually needs more epochs: a larger
-  // batch must be shown better (not known goes to the smaller), and breaks ties after simplicity.
+  // Time to target's phase 1: a larger batch must be shown better (docs/tuner.md, rules 7 and 8).
   bool ties_prefer_smaller_batch = false;
   DecisionRule decision;
   std::string journal_path;              // empty = no journal
@@ -53,18 +49,13 @@ class Tuner {
  public:
   Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& executor, TunerOptions options);
 
-  // Measures `point` at `budget_level` (once: memoised) in one process, whose figures the trial
-  // holds. A throughput level L > 1 runs the level-1 units the point's highest measured lower level
-  // left. With `race`, the trial may stop as soon as it cannot beat race's point (race_bar);
-  // `loss_windows` > 0 asks for that many loss windows only (a guard reference). (A copy: the
-  // trial list grows with every measurement.)
+  // Measures `point` at `budget_level` (once: memoised) in one process (docs/tuner.md, "Budget
+  // levels"); with `race`, the trial may stop once it cannot beat race's point (race_bar).
   Trial measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level = 1, const Trial* race = nullptr,
                 int64_t loss_windows = 0);
   // Measures `point` in one more process (the level above its highest measured one).
   Trial measure_again(const nlohmann::json& point, const std::string& stage);
-  // A run of a chosen point after the search with another executor (stage "verify" or
-  // "profile"): journaled, memoised under "<stage>:<label>:" keys, outside the search budget.
-  // `budget_level` picks the seed of an executor whose level L is the L-th seed.
+  // A run of a chosen point after the search ("verify", "profile"): journaled, outside the budget.
   Trial verify(TrialExecutor& executor, const nlohmann::json& point, const std::string& label, int64_t budget_level = 1,
                       const std::string& stage = kVerifyStage);
   // Runs the named strategy until it is done or the budget is spent.
@@ -72,8 +63,7 @@ class Tuner {
 
   // Every process that measured `point` in this run so far (on a resume: so far in the replay).
   PointEvidence evidence(const nlohmann::json& point) const;
-  // The between-process noise, fitted to every point measured more than once; for time to target,
-  // the spread between seeds without slow spells (NoiseModel::fit).
+  // The between-process noise, fitted to every point measured more than once (NoiseModel::fit).
   NoiseModel noise() const;
   // The point's estimate (log scale): its posterior mean under `noise`.
   double estimate(const nlohmann::json& point, const NoiseModel& noise) const;
@@ -81,23 +71,15 @@ class Tuner {
   double estimated_objective(const nlohmann::json& point) const;
   // decide(a, b) on the evidence as it stands.
   Comparison judge(const nlohmann::json& a, const nlohmann::json& b) const;
-  // decide(a, b), measuring the less-measured point once more (stage `stage`) until it is
-  // answered(), both have DecisionRule::max_processes or the budget is short (reserve); then
-  // settled. Never "not known".
+  // decide(a, b), measuring the less-measured point once more until it is answered(), both have
+  // DecisionRule::max_processes or the budget is short (reserve); then settled. Never "not known".
   Verdict compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& stage);
-  // The processes the strategy needs after the current comparison (one for each value it has yet
-  // to try): compare() buys a process only while the budget covers it and these.
+  // The processes the strategy needs after the current comparison: compare() leaves them in the budget.
   void reserve(int64_t processes) { reserved_ = processes; }
   // Whether `a` is preferred to `b` given their verdict: the better one, or for equivalent points
-  // the tie-breaks: the simpler (complexity), the smaller batch (ties_prefer_smaller_batch), the
-  // one needing materially less memory, the higher estimate.
+  // the tie-breaks (docs/tuner.md, rule 8).
   bool preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::json& b) const;
-  // The final race: interleaved rounds (at least one) in which every remaining point is measured
-  // once more, each dropping any point the leader (the highest estimate) is better than, until one
-  // remains, the rest are answered() against the leader, or `max_rounds` have run. The winner, best()
-  // from then on, is the leader or a point equivalent to it that the tie-breaks prefer. For time to
-  // target every round runs and only a missed target drops a point: the rounds are the seeds the
-  // verification trains on, and the winner has reached the target on each of them.
+  // The final race (docs/tuner.md) of at most `max_rounds` rounds; its winner is best() from then on.
   void final_race(std::vector<nlohmann::json> points, int64_t max_rounds);
   // `points` less those with a failed process or no evidence, the highest estimate first, then the
   // simpler, then by key: a strict weak ordering (pairwise verdicts are not one).

@@ -1,8 +1,6 @@
 // Verification: the chosen point and the default configuration (the empty point), each trained to
-// the target with its own executor, one pair per seed. The seed moves the initial weights and the
-// data order, which can move the target by a whole evaluation, so one pair can flatter or wrong
-// the tuned configuration; the speedup is the total default time over the total tuned time, null
-// when any run missed the target. The runs are the tuner's (journaled, resumed: Tuner::verify).
+// the target with its own executor, one pair per seed (docs/tuner.md, "Verification"); the speedup
+// is the total default time over the total tuned time, null when any run missed the target.
 #pragma once
 
 #include <cstdint>
