@@ -33,17 +33,15 @@ SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults&
   return SearchSpace::from_json({{"axes", axes}});
 }
 
-std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch) {
+std::vector<int64_t> larger_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch) {
   if (!throughput_space.find("batch_size") || !winner.contains("batch_size")) return {};
   const int64_t best = winner["batch_size"].get<int64_t>();
-  if (best <= recipe_batch) return {};
-  std::vector<int64_t> between;
+  std::vector<int64_t> larger;
   for (const nlohmann::json& value : throughput_space.find("batch_size")->values)
-    if (const int64_t b = value.is_number_integer() ? value.get<int64_t>() : 0; b > recipe_batch && b < best) between.push_back(b);
-  std::sort(between.begin(), between.end(), std::greater<>());
-  between.erase(std::unique(between.begin(), between.end()), between.end());
-  between.push_back(recipe_batch);
-  return between;
+    if (const int64_t b = value.is_number_integer() ? value.get<int64_t>() : 0; b > recipe_batch && b <= best) larger.push_back(b);
+  std::sort(larger.begin(), larger.end());
+  larger.erase(std::unique(larger.begin(), larger.end()), larger.end());
+  return larger;
 }
 
 namespace {
@@ -120,8 +118,8 @@ int64_t TargetPhase::expected_trials(const SearchSpace& space) const {
          static_cast<int64_t>(Strategy::kFinalists) * race_rounds();
 }
 
-// The surest-first point of the grid and the LR refinement at the smaller batches (recipe_batches),
-// each at the point's horizon and every shorter one, with its LR (which suits short horizons).
+// The surest-first point of the grid and the LR refinement at the larger batches (larger_batches),
+// each at the point's horizon and every shorter one, with its LR.
 void TargetPhase::refine_batch(Tuner& tuner) const {
   const Trial* best = refinement_start(tuner, {"grid", "refine-lr"});
   if (!best) return;

@@ -28,9 +28,10 @@ struct ConvergenceDefaults {
 // that the grid's time cap tightens early.
 SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults& defaults);
 
-// The batches TargetPhase::refine_batch tries when phase 1's winner has a batch above the recipe's:
-// phase 1's between the two, the largest first, then the recipe's (none otherwise).
-std::vector<int64_t> recipe_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch);
+// When phase 1's winner has a batch above the recipe's (the one its LR and epochs were tuned for),
+// phase 2's grid runs at the recipe's batch, and these batches, phase 1's above it up to the
+// winner's, the smallest first, are TargetPhase::refine_batch's (none otherwise).
+std::vector<int64_t> larger_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch);
 
 // The search's time cap: the best time so far with a margin for noise (x1.3 + 5 s); at most cap_s.
 double search_time_cap(const Tuner& tuner, double cap_s);
@@ -46,7 +47,7 @@ std::vector<nlohmann::json> race_finalists(const Tuner& tuner, size_t count);
 struct TargetPhaseOptions {
   double cap_s = 900;  // --verify-cap: no trial trains longer
   int seeds = 1;       // --verify-seeds: the race trains each finalist on max(2, seeds) seeds in all
-  std::vector<int64_t> batches;  // recipe_batches: tried at the grid's fastest point
+  std::vector<int64_t> batches;  // larger_batches: tried at the grid's fastest point
   int64_t recipe_epochs = 0;     // the horizon of epochs = 0 (0: not known, the longest)
   // The peak learning rate `point` trains with; nullopt (a program's) means no LR refinement.
   std::function<std::optional<double>(const nlohmann::json& point)> learning_rate;

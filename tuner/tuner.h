@@ -36,7 +36,7 @@ struct TunerOptions {
   // The memory the trials share (--memory-limit, else the device's; 0 = unknown): a tie-break.
   int64_t memory_capacity_bytes = 0;
   static constexpr double kMaterialMemoryShare = 0.02;
-  // Time to target's phase 1: a larger batch must be shown better (docs/tuner.md, rules 7 and 8).
+  // Time to target's phase 1: a larger batch must be shown better (docs/tuner.md, "Time to target").
   bool ties_prefer_smaller_batch = false;
   DecisionRule decision;
   std::string journal_path;              // empty = no journal

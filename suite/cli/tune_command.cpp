@@ -497,7 +497,8 @@ int run_tune(const TuneArgs& args) {
       TargetPhaseOptions plan_options;
       if (throughput && throughput->tuner->best()) {
         tuned_base.update(throughput->tuner->best()->point);
-        plan_options.batches = recipe_batches(space, throughput->tuner->best()->point, tunable.recipe_batch);
+        plan_options.batches = larger_batches(space, throughput->tuner->best()->point, tunable.recipe_batch);
+        if (!plan_options.batches.empty()) tuned_base["batch_size"] = tunable.recipe_batch;  // the grid's batch
       }
       TunerOptions target_options = options;
       target_options.strategy = "grid";  // a handful of full training runs: all of them
@@ -566,11 +567,13 @@ int run_tune(const TuneArgs& args) {
   }
   const Trial* best = tuner.best();
   if (best && two_phases && throughput->tuner->best()) {
-    // Phase 1's changes, less the knobs phase 2 changed again (the recipe's batch), then phase 2's.
+    // Phase 1's changes, less the knobs phase 2 set again (its grid's batch, a refinement's), then phase 2's.
     const std::string second = describe_changes(tuner, best->point);
     nlohmann::json first = throughput->tuner->best()->point;
     for (const auto& [knob, value] : best->point.items())
       if (!tuner.start_point().contains(knob) || tuner.start_point()[knob] != value) first.erase(knob);
+    for (const auto& [knob, value] : throughput->tuner->best()->point.items())
+      if (final_phase->base.value(knob, value) != value) first.erase(knob);
     const std::string c = describe_changes(*throughput->tuner, first);
     summary.best_changes = c == "(start)" ? second : second == "(start)" ? c : c + " " + second;
   }

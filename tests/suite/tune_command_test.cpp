@@ -173,9 +173,9 @@ TEST(TuneCommand, RefusesToOverwriteAJournalAndAMismatchedResume) {
 TEST(TuneCommand, TimeToTargetSearchesThroughputThenConvergence) {
   const std::string dir = "/tmp/dyno_tune_ttt_" + std::to_string(::getpid());
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
-  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [32, 64], "epochs": [0, 1, 2]}})");
+  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [64, 128], "epochs": [0, 1, 2]}})");
   // Tiny data and a reachable target: phase 1 measures throughput over batch_size, phase 2 trains
-  // its winner to the target for each epochs value.
+  // its winner to the target for each epochs value, at the recipe's batch (64; 128 is a refinement).
   const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --objective time-to-target --strategy grid --space " + dir +
                           "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --set target=0.55 --measure-steps 10 --verify-seeds 2 --out " +
                           dir + "/run > " + dir + "/out.txt 2>&1";
@@ -224,16 +224,20 @@ TEST(TuneCommand, TimeToTargetSearchesThroughputThenConvergence) {
       EXPECT_GE(estimate.at(winner["point"].dump()), estimate.at(t["point"].dump()) - 0.02) << t["point"].dump();
     }
   EXPECT_EQ(raced, 3);  // --verify-seeds 2: one round
-  // The best's changes are the run's, from the untuned configuration: phase 1's with phase 2's.
+  for (const auto& t : report["trials"])
+    if (t["stage"] == "grid") {
+      EXPECT_EQ(nlohmann::json::parse(read_file(t["report_path"].get<std::string>()))["config"]["batch_size"], 64);
+    }
+  // The best's changes are the run's, from the untuned configuration: phase 1's (here its batch, when
+  // phase 2 kept it) with phase 2's.
   const std::string changes = report["best"]["changes"];
   EXPECT_NE(read_file(dir + "/out.txt").find("s to target estimated over 2 seeds (this one "), std::string::npos) << read_file(dir + "/out.txt");
   EXPECT_NE(read_file(dir + "/out.txt").find(" s), " + changes + "\n"), std::string::npos) << changes;
-  if (phase1["best"]["changes"] != "(start)" && !report["best"]["point"].contains("batch_size")) {
-    EXPECT_NE(changes.find(phase1["best"]["changes"].get<std::string>()), std::string::npos) << changes;
-  }
-  // The best config carries phase 1's batch size and phase 2's horizon.
+  const int64_t best_batch = report["best"]["point"].value("batch_size", int64_t{64});
+  EXPECT_EQ(changes.find("batch_size=128") != std::string::npos, best_batch == 128) << changes;
+  // The best config carries phase 2's batch (the grid's or a refinement's) and horizon.
   auto best = nlohmann::json::parse(read_file(dir + "/run/best-config.json"));
-  EXPECT_EQ(best["batch_size"], phase1["best"]["point"]["batch_size"]);
+  EXPECT_EQ(best["batch_size"], best_batch);
   EXPECT_EQ(best["epochs"], report["best"]["point"]["epochs"]);
   EXPECT_EQ(best["target"], 0.55);
   // Verification: one (tuned, default) pair per seed; the speedup is total default over total tuned time.

@@ -101,16 +101,16 @@ TEST(TimeToTarget, PhaseTwoTakesTheConvergenceAxesAndAddsTheDefaultsNotGiven) {
   EXPECT_EQ(loss_target.find("schedule")->values, (std::vector<nlohmann::json>{"auto", "onecycle"}));
 }
 
-TEST(TimeToTarget, EveryBatchOfPhaseOneBetweenAndTheRecipesAreTriedBelowALargerWinnersBatch) {
+TEST(TimeToTarget, EveryBatchOfPhaseOneAboveTheRecipesUpToALargerWinnersIsARefinement) {
   SearchSpace throughput;
-  throughput.set_axis("batch_size", {64, 512, 128, 256});
+  throughput.set_axis("batch_size", {64, 512, 128, 256, 32});
   using Batches = std::vector<int64_t>;
-  EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 256}}, 64), (Batches{128, 64}));
-  EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 512}}, 64), (Batches{256, 128, 64}));  // the largest first
-  EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 128}}, 64), (Batches{64}));       // no batch of phase 1 between
-  EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 64}}, 64), Batches{});
-  EXPECT_EQ(recipe_batches(throughput, {{"batch_size", 32}}, 64), Batches{});
-  EXPECT_EQ(recipe_batches(SearchSpace{}, {{"batch_size", 256}}, 64), Batches{});  // phase 1 did not search the batch
+  EXPECT_EQ(larger_batches(throughput, {{"batch_size", 256}}, 64), (Batches{128, 256}));
+  EXPECT_EQ(larger_batches(throughput, {{"batch_size", 512}}, 64), (Batches{128, 256, 512}));  // the smallest first
+  EXPECT_EQ(larger_batches(throughput, {{"batch_size", 128}}, 64), (Batches{128}));
+  EXPECT_EQ(larger_batches(throughput, {{"batch_size", 64}}, 64), Batches{});  // the grid runs at the winner's batch
+  EXPECT_EQ(larger_batches(throughput, {{"batch_size", 32}}, 64), Batches{});
+  EXPECT_EQ(larger_batches(SearchSpace{}, {{"batch_size", 256}}, 64), Batches{});  // phase 1 did not search the batch
 }
 
 TEST(TimeToTarget, ThePhaseRunsTheGridThenTheLearningRateAroundItsFastestThenARaceOnTheNextSeed) {
@@ -144,21 +144,21 @@ TEST(TimeToTarget, ThePhaseRunsTheGridThenTheLearningRateAroundItsFastestThenARa
   EXPECT_DOUBLE_EQ(plan.next_time_cap(tuner), race_time_cap(tuner, 900));
 }
 
-// Time to target by (epochs, batch_size; phase 1's batch 256 when the point has none), 2 s less with
-// the LR doubled and 5 s more with it halved: the LR refinement starts from the grid's fastest
-// point, and the batch refinement from the fastest of both, with its LR, at its horizon and the
-// shorter ones (not the recipe's, epochs 0: 12 here).
-TEST(TimeToTarget, TheGridsFastestPointIsTriedAtOtherLearningRatesThenTheFastestAtSmallerBatchesAndShorterHorizons) {
+// Time to target by (epochs, batch_size; the recipe's batch 64, the grid's, when the point has none),
+// 2 s less with the LR doubled and 5 s more with it halved: the LR refinement starts from the grid's
+// fastest point, and the batch refinement from the fastest of both, with its LR, at its horizon and
+// the shorter ones (not the recipe's, epochs 0: 12 here).
+TEST(TimeToTarget, TheGridsFastestPointIsTriedAtOtherLearningRatesThenTheFastestAtLargerBatchesAndShorterHorizons) {
   class BatchExecutor : public TrialExecutor {
    public:
     Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
       const std::map<std::pair<int64_t, int64_t>, double> times = {
-          {{2, 256}, 40.0}, {{4, 256}, 30.0}, {{0, 256}, 50.0}, {{4, 128}, 32.0}, {{2, 128}, 27.0}, {{4, 64}, 33.0}, {{2, 64}, 29.0}};
+          {{2, 64}, 40.0}, {{4, 64}, 30.0}, {{0, 64}, 50.0}, {{4, 128}, 32.0}, {{2, 128}, 27.0}, {{4, 256}, 33.0}, {{2, 256}, 29.0}};
       Trial t;
       t.point = point;
       t.budget_level = request.budget_level;
       const double lr = point.value("lr", 0.1);
-      t.time_to_target_s = times.at({point["epochs"].get<int64_t>(), point.value("batch_size", int64_t{256})}) + (lr > 0.1 ? -2 : lr < 0.1 ? 5 : 0);
+      t.time_to_target_s = times.at({point["epochs"].get<int64_t>(), point.value("batch_size", int64_t{64})}) + (lr > 0.1 ? -2 : lr < 0.1 ? 5 : 0);
       t.wall_time_s = *t.time_to_target_s;
       return t;
     }
@@ -169,7 +169,7 @@ TEST(TimeToTarget, TheGridsFastestPointIsTriedAtOtherLearningRatesThenTheFastest
   options.strategy = "grid";
   Tuner tuner(space, {{"epochs", 0}}, executor, options);
   TargetPhaseOptions plan_options;
-  plan_options.batches = {128, 64};
+  plan_options.batches = {128, 256};
   plan_options.recipe_epochs = 12;
   plan_options.learning_rate = [](const nlohmann::json&) { return std::optional<double>(0.1); };
   TargetPhase(plan_options).run(tuner, [](double) {});
@@ -185,8 +185,8 @@ TEST(TimeToTarget, TheGridsFastestPointIsTriedAtOtherLearningRatesThenTheFastest
       {"refine-lr", {{"epochs", 4}, {"lr", 0.05}}},
       {"refine-batch", {{"epochs", 4}, {"batch_size", 128}, {"lr", 0.2}}},
       {"refine-batch", {{"epochs", 2}, {"batch_size", 128}, {"lr", 0.2}}},
-      {"refine-batch", {{"epochs", 4}, {"batch_size", 64}, {"lr", 0.2}}},
-      {"refine-batch", {{"epochs", 2}, {"batch_size", 64}, {"lr", 0.2}}}};
+      {"refine-batch", {{"epochs", 4}, {"batch_size", 256}, {"lr", 0.2}}},
+      {"refine-batch", {{"epochs", 2}, {"batch_size", 256}, {"lr", 0.2}}}};
   EXPECT_EQ(runs, expected);
   EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"epochs", 2}, {"batch_size", 128}, {"lr", 0.2}}));
   // The ETA's plan: the grid, two batches at up to three horizons, two LRs, three finalists on one seed.
@@ -302,10 +302,10 @@ TEST(TimeToTarget, TheBatchRefinementStartsFromTheLargerMarginAmongPointsThatDid
   options.strategy = "grid";
   Tuner tuner(space, point("auto"), executor, options);
   TargetPhaseOptions plan_options;
-  plan_options.batches = {64};
+  plan_options.batches = {128};
   TargetPhase(plan_options).run(tuner, [](double) {});
   ASSERT_GE(executor.measured.size(), 3u);
-  EXPECT_EQ(executor.measured[2], (nlohmann::json{{"epochs", 2}, {"schedule", "auto"}, {"batch_size", 64}}));
+  EXPECT_EQ(executor.measured[2], (nlohmann::json{{"epochs", 2}, {"schedule", "auto"}, {"batch_size", 128}}));
 }
 
 // On two epochs the target is reached at the recipe's LR (0.1) without label smoothing only, at the
