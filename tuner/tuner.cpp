@@ -270,7 +270,7 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
   auto go_on = [&](int64_t round) { return every_round ? !points.empty() : points.size() > 1 && (round == 0 || !decided()); };
   for (int64_t round = 0; round < max_rounds && go_on(round); ++round) {
     // Interleaved: each round starts one point further along, so no point always runs first.
-    std::rotate(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(round) % points.size()), points.end());
+    if (round > 0) std::rotate(points.begin(), points.begin() + 1, points.end());
     for (const auto& p : points) measure_again(p, "race");
     drop([&](const nlohmann::json& p) { return evidence(p).failed; });
     if (points.empty() || every_round) continue;

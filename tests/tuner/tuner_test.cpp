@@ -488,6 +488,19 @@ TEST(Tuner, TheRaceOnMoreSeedsDropsAPointThatMissesOne) {
   EXPECT_EQ(tuner.best()->budget_level, 3);
 }
 
+// The race's rounds are interleaved: each starts one point further along than the one before,
+// so over as many rounds as points, each point runs first once.
+TEST(Tuner, EachRoundOfTheRaceStartsOnePointFurtherAlong) {
+  SeedExecutor executor([](int64_t, int64_t) { return false; });
+  auto owned = seeds_tuner(executor, {1, 2, 4});
+  Tuner& tuner = *owned;
+  tuner.final_race(tuner.leading_points(3), 4);
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{1, 1}, {2, 1}, {4, 1},                  // the grid
+                                                             {2, 2}, {4, 2}, {1, 2}, {4, 3}, {1, 3},  // the race
+                                                             {2, 3}, {1, 4}, {2, 4}, {4, 4}, {2, 5}, {4, 5}, {1, 5}};
+  EXPECT_EQ(executor.levels, expected);
+}
+
 TEST(Tuner, APointThatMissedASeedNeverWins) {
   auto misses_seed_3 = [](int64_t threads, int64_t seed) { return threads != 1 && seed == 3; };
   SeedExecutor executor(misses_seed_3);
