@@ -76,6 +76,13 @@ void open_journal(const std::string& dir, const nlohmann::json& header, bool res
     if (old.value(key, nlohmann::json()) != header[key])
       throw UserError("tune", "--resume: the journal in '" + dir + "' was made with another " + key + " (" + old.value(key, nlohmann::json()).dump().substr(0, 200) +
                                   "); give the same options as the first run, or choose another --out");
+  // How each trial measured: figures measured otherwise are not comparable with the journal's.
+  const nlohmann::json measured = old.value("measurement", nlohmann::json::object());
+  const nlohmann::json measuring = header.value("measurement", nlohmann::json::object());
+  for (const auto& [option, value] : measuring.items())
+    if (measured.contains(option) && measured[option] != value)
+      throw UserError("tune", "--resume: the journal in '" + dir + "' was made with " + option + " " + measured[option].dump() + ", not " + value.dump() +
+                                  "; give the same options as the first run, or choose another --out");
 }
 
 }  // namespace dyno

@@ -67,7 +67,7 @@ struct TuneArgs {
   bool no_verify = false;
   bool no_profile = false;
   bool quiet = false;
-  int64_t max_ranks = 1;
+  int64_t max_ranks = 0;  // 0: the visible GPUs on CUDA, else 1
   // An external program (--command ...): its argument vector, the launcher, the target.
   std::vector<std::string> command;
   std::string launcher;
@@ -109,6 +109,10 @@ nlohmann::json profile_entry(const Trial& trial) {
   if (config.value("amp", std::string("off")) != "off") at += " with " + config.value("amp", std::string());
   entry["at"] = at;
   return entry;
+}
+
+int64_t memory_limit_bytes(const TuneArgs& args) {
+  return args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
 }
 
 // How trials run: `dyno train` of a workload, or an external program. `base` holds the knob
@@ -227,7 +231,9 @@ class TuneRun {
     phase->base = base;
     TunerOptions options = options_in;
     options.journal_path = dir + "/journal.jsonl";
-    open_journal(dir, journal_header(options, space, trials_.header(base)), args_.resume);
+    nlohmann::json header = journal_header(options, space, trials_.header(base));
+    header["measurement"] = {{"--measure-steps", args_.measure_steps}, {"--trial-cap", args_.trial_cap_s}, {"--memory-limit", memory_limit_bytes(args_)}};
+    open_journal(dir, header, args_.resume);
     phase->executor = trials_.executor(base, dir + "/trials", purpose);
     Phase* self = phase.get();
     options.on_trial = [this, self, after_trial](const Trial& t, const Tuner& tuner) {
@@ -355,10 +361,6 @@ struct Tunable {
   double target = 0;
 };
 
-int64_t memory_limit_bytes(const TuneArgs& args) {
-  return args.memory_limit.empty() ? 0 : static_cast<int64_t>(parse_bytes(args.memory_limit, "tune", "--memory-limit"));
-}
-
 Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   Tunable t;
   RunConfig base;
@@ -367,8 +369,8 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   apply_model_file_args(args.model_file, base);
   t.workload = workload_for(base);
   const Workload& workload = *t.workload;
-  // On CUDA, every visible GPU may be a rank unless --max-ranks says otherwise.
-  const int64_t max_ranks = args.max_ranks > 1 || base.device != "cuda" ? args.max_ranks : std::max<int64_t>(1, torch::cuda::device_count());
+  // Without --max-ranks, every visible GPU may be a rank on CUDA.
+  const int64_t max_ranks = args.max_ranks > 0 ? args.max_ranks : base.device == "cuda" ? std::max<int64_t>(1, torch::cuda::device_count()) : 1;
   t.space = args.space_path.empty()
                 ? SearchSpace::default_for(base.device, workload.convolutional, static_cast<int64_t>(std::thread::hardware_concurrency()), max_ranks)
                 : SearchSpace::from_json(read_json_file(args.space_path, "space"));
@@ -400,7 +402,7 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
 }
 
 Tunable program_tunable(const TuneArgs& args, bool to_target) {
-  if (!args.settings.empty() || !args.model_file.model.empty() || args.max_ranks != 1)
+  if (!args.settings.empty() || !args.model_file.model.empty() || args.max_ranks != 0)
     throw UserError("tune", "--set, --model and --max-ranks are for dyno's workloads; a --command program takes its knobs from --space and --axis");
   if (args.space_path.empty() && args.axes.empty())
     throw UserError("tune", "--command needs a search space: --space FILE or --axis knob=v1,v2 (dyno cannot guess a program's knobs)");
@@ -648,7 +650,7 @@ void add_tune_command(CLI::App& app) {
   add_model_file_options(cmd, args->model_file);
   cmd->add_option("--space", args->space_path, "search space JSON: {\"axes\": {knob: [values] | {min, max, step|factor}}}");
   cmd->add_option("--axis,-a", args->axes, "override an axis: knob=v1,v2 | knob=lo:hi:xF | knob=lo:hi:+S (repeatable)")->take_all();
-  cmd->add_option("--set,-s", args->settings, "knob=value for every trial (device, size, ...)")->take_all();
+  cmd->add_option("--set,-s", args->settings, "knob=value for every trial (device, size, ...), repeatable")->take_all();
   cmd->add_option("--strategy", args->strategy, "grid | random | staged | halving")->capture_default_str();
   cmd->add_option("--budget", args->budget, "stop after this much trial time: 90s, 10m, 1h");
   cmd->add_option("--trials", args->trials, "stop after this many trials");
@@ -656,7 +658,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--memory-limit", args->memory_limit, "a trial whose peak memory is above this is oom (bytes, or 512M, 2G)");
   cmd->add_flag("--resume", args->resume, "continue the journal in --out (after an interruption or kill)");
   cmd->add_option("--out,-o", args->out, "output folder (journal, trials, report.json, best-config.json/.py)")->required();
-  cmd->add_option("--seed", args->seed, "seed for the random and halving strategies")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed for the random and halving strategies, and a --command program's base seed (DYNO_SEED); --resume checks it")->capture_default_str();
   cmd->add_option("--measure-steps", args->measure_steps, "measured steps per trial (after warm-up), at budget level 1")->capture_default_str();
   cmd->add_option("--trial-cap", args->trial_cap_s, "seconds a throughput trial may measure")->capture_default_str();
   cmd->add_option("--trial-timeout", args->trial_timeout_s, "seconds after which a trial is killed and recorded as timeout")->capture_default_str();
@@ -668,7 +670,9 @@ void add_tune_command(CLI::App& app) {
   cmd->add_flag("--no-profile", args->no_profile,
                 "skip profiling the default and the chosen configuration (two short runs under LibTorch's profiler that give each a bottleneck verdict)");
   cmd->add_flag("--quiet,-q", args->quiet, "no progress lines or table");
-  cmd->add_option("--max-ranks", args->max_ranks, "allow data-parallel trials up to this many local ranks (adds the ddp.* axes)")->capture_default_str();
+  cmd->add_option("--max-ranks", args->max_ranks,
+                  "allow data-parallel trials up to this many local ranks (above 1: adds the ddp.* axes); default: the visible GPUs on CUDA, else 1")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--launcher", args->launcher,
                   "put this in front of every trial, e.g. 'torchrun --nproc-per-node {ddp.world_size}' or 'srun -n {ddp.world_size}' ({knob} placeholders)");
   auto* command = cmd->add_flag("--command", "tune an external program: everything after --command is its argument vector, with {knob} "

@@ -112,6 +112,9 @@ TEST(Cli, BadInputExitsWithStatusTwoAndAClearMessage) {
   EXPECT_NE(r.output.find("/nonexistent/config.json"), std::string::npos) << r.output;
   r = testing::run_dyno("train --frobnicate");
   EXPECT_EQ(r.exit_code, 2);
+  r = testing::run_dyno("tune -w fashion-mlp --max-ranks 0 --out /nonexistent/tune");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--max-ranks"), std::string::npos) << r.output;
 }
 
 TEST(Cli, MissingDataNamesTheDebianPackage) {

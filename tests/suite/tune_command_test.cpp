@@ -112,6 +112,12 @@ TEST(TuneCommand, KillNineThenResumeLosesAndRepeatsNothing) {
   EXPECT_NE(python.find("optimizer_class = torch.optim.AdamW"), std::string::npos) << python;
   EXPECT_NE(python.find("lr = 0.00"), std::string::npos) << python;
 
+  // Resuming with another measurement is refused: the journal's figures were measured over 10 steps.
+  std::string longer;
+  for (size_t i = 0; i < args.size(); ++i) longer += (i > 0 && args[i - 1] == "--measure-steps" ? std::string("20") : args[i]) + " ";
+  EXPECT_EQ(WEXITSTATUS(std::system((longer + "> " + dir + "/refused.txt 2>&1").c_str())), 2);
+  EXPECT_NE(read_file(dir + "/refused.txt").find("was made with --measure-steps 10, not 20"), std::string::npos) << read_file(dir + "/refused.txt");
+
   // The best config is loadable by `dyno train --config`.
   const std::string train = std::string(DYNO_BINARY) + " train --config " + dir + "/run/best-config.json --set max_steps=2 --no-progress --out " +
                             dir + "/check.json > /dev/null 2>&1";

@@ -99,5 +99,25 @@ TEST(Journal, OpeningStartsANewJournalWithItsHeaderAndOnlyResumeContinuesOne) {
   std::filesystem::remove_all(dir);
 }
 
+// A journal's header may record how its trials measured ({option: value}); a resume that would
+// measure otherwise is refused, naming the option and both values. An option the journal does not
+// record (a journal written before it was recorded) is not checked.
+TEST(Journal, ResumeRefusesAnotherMeasurementTheJournalRecords) {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("dyno-journal-measure-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(dir);
+  nlohmann::json header = {{"kind", "header"}, {"strategy", "staged"}, {"objective", "throughput"}, {"seed", 0},
+                           {"space", {{"axes", {{"threads", {1, 2}}}}}}, {"base_config", {{"workload", "fashion-mlp"}}},
+                           {"measurement", {{"--measure-steps", 150}}}};
+  open_journal(dir, header, false);
+  nlohmann::json longer = header;
+  longer["measurement"]["--measure-steps"] = 300;
+  EXPECT_EQ(error_of([&] { open_journal(dir, longer, true); }),
+            "[tune] --resume: the journal in '" + dir + "' was made with --measure-steps 150, not 300; give the same options as the first run, or choose another --out");
+  nlohmann::json more = header;
+  more["measurement"]["--trial-cap"] = 60.0;
+  open_journal(dir, more, true);  // not recorded in this journal: not checked
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace dyno
