@@ -118,8 +118,22 @@ int64_t TargetPhase::expected_trials(const SearchSpace& space) const {
          static_cast<int64_t>(Strategy::kFinalists) * race_rounds();
 }
 
+// `from` at `batch`: an LR of its own keeps its multiple of the recipe's LR at the point's batch
+// (which lr_scaling moves with the batch), as the LR refinement set it.
+nlohmann::json TargetPhase::at_batch(const nlohmann::json& from, int64_t batch) const {
+  nlohmann::json point = from;
+  point["batch_size"] = batch;
+  if (!from.contains("lr") || !options_.learning_rate) return point;
+  nlohmann::json recipe_there = from, recipe_here = point;
+  recipe_there.erase("lr");
+  recipe_here.erase("lr");
+  const std::optional<double> there = options_.learning_rate(recipe_there), here = options_.learning_rate(recipe_here);
+  if (there && here && *there > 0 && *here > 0) point["lr"] = from["lr"].get<double>() * (*here / *there);
+  return point;
+}
+
 // The surest-first point of the grid and the LR refinement at the larger batches (larger_batches),
-// each at the point's horizon and every shorter one, with its LR.
+// each at the point's horizon and every shorter one (at_batch: with its LR scaled as the recipe's).
 void TargetPhase::refine_batch(Tuner& tuner) const {
   const Trial* best = refinement_start(tuner, {"grid", "refine-lr"});
   if (!best) return;
@@ -134,8 +148,7 @@ void TargetPhase::refine_batch(Tuner& tuner) const {
       if (e.is_number() && horizon(e) < horizon(from["epochs"])) horizons.push_back(e);
   for (int64_t batch : options_.batches)
     for (const auto& epochs : horizons) {
-      nlohmann::json point = from;
-      point["batch_size"] = batch;
+      nlohmann::json point = at_batch(from, batch);
       if (!epochs.is_null()) point["epochs"] = epochs;
       tuner.measure(point, "refine-batch");
     }

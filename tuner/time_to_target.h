@@ -49,7 +49,8 @@ struct TargetPhaseOptions {
   int seeds = 1;       // --verify-seeds: the race trains each finalist on max(2, seeds) seeds in all
   std::vector<int64_t> batches;  // larger_batches: tried at the grid's fastest point
   int64_t recipe_epochs = 0;     // the horizon of epochs = 0 (0: not known, the longest)
-  // The peak learning rate `point` trains with; nullopt (a program's) means no LR refinement.
+  // The peak learning rate `point` trains with (without an "lr": the recipe's, scaled to its
+  // batch); nullopt (a program's) means no LR refinement.
   std::function<std::optional<double>(const nlohmann::json& point)> learning_rate;
 };
 
@@ -68,6 +69,7 @@ class TargetPhase {
  private:
   // The race's rounds: one for each seed after the first of max(2, seeds).
   int64_t race_rounds() const { return std::max(2, options_.seeds) - 1; }
+  nlohmann::json at_batch(const nlohmann::json& from, int64_t batch) const;
   void refine_batch(Tuner& tuner) const;
   void refine_learning_rate(Tuner& tuner) const;
   TargetPhaseOptions options_;

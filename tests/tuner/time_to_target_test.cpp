@@ -144,10 +144,14 @@ TEST(TimeToTarget, ThePhaseRunsTheGridThenTheLearningRateAroundItsFastestThenARa
   EXPECT_DOUBLE_EQ(plan.next_time_cap(tuner), race_time_cap(tuner, 900));
 }
 
-// Time to target by (epochs, batch_size; the recipe's batch 64, the grid's, when the point has none),
-// 2 s less with the LR doubled and 5 s more with it halved: the LR refinement starts from the grid's
-// fastest point, and the batch refinement from the fastest of both, with its LR, at its horizon and
-// the shorter ones (not the recipe's, epochs 0: 12 here).
+// The recipe's LR at a point's batch: 0.125 at batch 64 (the recipe's, the grid's when the point has
+// none), scaled linearly.
+double recipe_lr(const nlohmann::json& point) { return 0.125 * static_cast<double>(point.value("batch_size", int64_t{64})) / 64; }
+
+// Time to target by (epochs, batch_size), 2 s less with the LR above the recipe's at that batch and
+// 5 s more below it: the LR refinement starts from the grid's fastest point, and the batch
+// refinement from the fastest of both, at its horizon and the shorter ones (not the recipe's,
+// epochs 0: 12 here), with its LR as the same multiple of the recipe's at each batch.
 TEST(TimeToTarget, TheGridsFastestPointIsTriedAtOtherLearningRatesThenTheFastestAtLargerBatchesAndShorterHorizons) {
   class BatchExecutor : public TrialExecutor {
    public:
@@ -157,8 +161,8 @@ TEST(TimeToTarget, TheGridsFastestPointIsTriedAtOtherLearningRatesThenTheFastest
       Trial t;
       t.point = point;
       t.budget_level = request.budget_level;
-      const double lr = point.value("lr", 0.1);
-      t.time_to_target_s = times.at({point["epochs"].get<int64_t>(), point.value("batch_size", int64_t{64})}) + (lr > 0.1 ? -2 : lr < 0.1 ? 5 : 0);
+      const double recipe = recipe_lr(point), lr = point.value("lr", recipe);
+      t.time_to_target_s = times.at({point["epochs"].get<int64_t>(), point.value("batch_size", int64_t{64})}) + (lr > recipe ? -2 : lr < recipe ? 5 : 0);
       t.wall_time_s = *t.time_to_target_s;
       return t;
     }
@@ -171,7 +175,7 @@ TEST(TimeToTarget, TheGridsFastestPointIsTriedAtOtherLearningRatesThenTheFastest
   TargetPhaseOptions plan_options;
   plan_options.batches = {128, 256};
   plan_options.recipe_epochs = 12;
-  plan_options.learning_rate = [](const nlohmann::json&) { return std::optional<double>(0.1); };
+  plan_options.learning_rate = [](const nlohmann::json& p) { return std::optional<double>(p.value("lr", recipe_lr(p))); };
   TargetPhase(plan_options).run(tuner, [](double) {});
 
   std::vector<std::pair<std::string, nlohmann::json>> runs;
@@ -181,14 +185,14 @@ TEST(TimeToTarget, TheGridsFastestPointIsTriedAtOtherLearningRatesThenTheFastest
       {"grid", {{"epochs", 2}}},
       {"grid", {{"epochs", 4}}},
       {"grid", {{"epochs", 0}}},
-      {"refine-lr", {{"epochs", 4}, {"lr", 0.2}}},
-      {"refine-lr", {{"epochs", 4}, {"lr", 0.05}}},
-      {"refine-batch", {{"epochs", 4}, {"batch_size", 128}, {"lr", 0.2}}},
-      {"refine-batch", {{"epochs", 2}, {"batch_size", 128}, {"lr", 0.2}}},
-      {"refine-batch", {{"epochs", 4}, {"batch_size", 256}, {"lr", 0.2}}},
-      {"refine-batch", {{"epochs", 2}, {"batch_size", 256}, {"lr", 0.2}}}};
+      {"refine-lr", {{"epochs", 4}, {"lr", 0.25}}},
+      {"refine-lr", {{"epochs", 4}, {"lr", 0.0625}}},
+      {"refine-batch", {{"epochs", 4}, {"batch_size", 128}, {"lr", 0.5}}},  // twice the recipe's, as at 64
+      {"refine-batch", {{"epochs", 2}, {"batch_size", 128}, {"lr", 0.5}}},
+      {"refine-batch", {{"epochs", 4}, {"batch_size", 256}, {"lr", 1.0}}},
+      {"refine-batch", {{"epochs", 2}, {"batch_size", 256}, {"lr", 1.0}}}};
   EXPECT_EQ(runs, expected);
-  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"epochs", 2}, {"batch_size", 128}, {"lr", 0.2}}));
+  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"epochs", 2}, {"batch_size", 128}, {"lr", 0.5}}));
   // The ETA's plan: the grid, two batches at up to three horizons, two LRs, three finalists on one seed.
   const int64_t planned = TargetPhase(plan_options).expected_trials(space);
   EXPECT_EQ(planned, 3 + 2 * 3 + 2 + 3);
