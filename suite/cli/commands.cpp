@@ -101,7 +101,7 @@ std::string version_text() { return "dyno " + dyno_revision() + " (LibTorch " + 
 void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   auto* cmd = app.add_subcommand("train", "train one workload under one configuration and write its run report");
-  cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`)");
+  cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`); default: the --config's, else fashion-mlp");
   add_model_file_options(cmd, args->model_file);
   cmd->add_option("--config,-c", args->config_path, "JSON config (knob -> value); a run report or best-config.json also works");
   cmd->add_option("--set,-s", args->settings, "knob=value, repeatable (see `dyno knobs`)")->take_all();
@@ -134,7 +134,7 @@ void add_train_command(CLI::App& app) {
 
 void add_list_commands(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
-  auto* workloads = app.add_subcommand("workloads", "list the workloads this binary defines (and --model for a TorchScript file)");
+  auto* workloads = app.add_subcommand("workloads", "list the workloads this binary defines (train and tune also take --model, a TorchScript file)");
   workloads->add_flag("--json", *json, "machine-readable output");
   handlers()[workloads] = [json] {
     nlohmann::json list = nlohmann::json::array();
@@ -168,9 +168,11 @@ void add_list_commands(CLI::App& app) {
       std::cout << list.dump(2) << "\n";
       return 0;
     }
+    size_t width = 0;  // the longest name, and a space
+    for (const auto& k : all_knobs()) width = std::max(width, k.name.size() + 1);
     for (const auto& k : all_knobs())
-      std::cout << std::left << std::setw(26) << k.name << std::setw(15) << k.default_value().dump() << " " << k.description << " ("
-                << k.valid_text() << ")\n";
+      std::cout << std::left << std::setw(static_cast<int>(width)) << k.name << std::setw(15) << k.default_value().dump() << " " << k.description
+                << " (" << k.valid_text() << ")\n";
     return 0;
   };
 }

@@ -415,7 +415,7 @@ void add_compare_commands(CLI::App& app) {
   check->add_option("--baseline,-b", k->baseline, "baseline file (kind: baseline), or a folder of them, one per machine fingerprint");
   check->add_option("--record", k->record, "measure --runs runs of --workload/--set and write them as a baseline FILE (a folder: FOLDER/<fingerprint>.json)");
   check->add_option("--workload,-w", k->workload, "with --record: the workload");
-  check->add_option("--set,-s", k->settings, "knob=value applied to both sides (with --record: the config)")->take_all();
+  check->add_option("--set,-s", k->settings, "knob=value applied to both sides (with --record: the config), repeatable")->take_all();
   check->add_option("--candidate-set", k->candidate_settings, "knob=value for the candidate only (e.g. slowdown_percent=5 to validate)")->take_all();
   check->add_option("--against", k->against, "another dyno binary: measure both builds in pairs (see --pairing) and compare the pairs");
   check->add_option("--pairing", k->pairing,
@@ -425,7 +425,7 @@ void add_compare_commands(CLI::App& app) {
   check->add_option("--runs", k->runs, "repetitions per side")->capture_default_str();
   check->add_option("--threshold", k->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str();
   check->add_option("--alpha", k->alpha, "significance level of the one-sided test, over all the looks of the automatic re-run")->check(CLI::Range(1e-9, 0.5))->capture_default_str();
-  check->add_flag("--strict", k->strict, "treat INCONCLUSIVE (after the re-run) as a failure");
+  check->add_flag("--strict", k->strict, "treat INCONCLUSIVE (after the re-run) as a failure (exit 1)");
   check->add_flag("--no-rerun", k->no_rerun, "do not re-run automatically when inconclusive");
   check->add_option("--max-seconds", k->max_seconds,
                     "time budget of the automatic re-run: more blocks are measured while inconclusive and the next one fits")

@@ -113,7 +113,7 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--append", a->append, "history: append this `dyno check --out` result first");
   cmd->add_option("--revision", a->revision, "history: the revision --append's check measured");
   cmd->add_flag("--html", a->html, "write one self-contained HTML file with SVG charts");
-  cmd->add_option("--out,-o", a->out, "HTML path (default DIR/report.html)");
+  cmd->add_option("--out,-o", a->out, "HTML path (default DIR/report.html for a tuning folder, FILE.html for a history)");
   cmd->add_option("--techniques", a->techniques, "a dyno_bench_techniques JSON result to include (default DIR/techniques.json if present)");
   register_command_handler(cmd, [a] { return run_report(*a); });
 }
