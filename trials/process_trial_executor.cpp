@@ -123,6 +123,7 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     const double margin = report.summary.higher_is_better ? e.value - report.summary.target : report.summary.target - e.value;
     if (trial.time_to_target_s && margin >= 0) {
       trial.steps_to_target = e.step;
+      trial.epochs_to_target = e.epoch;
       trial.target_margin = margin;
       break;
     }

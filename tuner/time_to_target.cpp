@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <initializer_list>
 #include <optional>
@@ -46,15 +48,17 @@ std::vector<int64_t> larger_batches(const SearchSpace& throughput_space, const n
 
 namespace {
 
-// `runs`, fastest first, with a run that did the same work as a faster one (as many steps to the
-// target at the same batch) moved before it when its margin is larger: the surer on other seeds.
+// Whether two runs reached the target after the same training: as many epochs, within 1%.
+bool same_work(const Trial& a, const Trial& b) {
+  return a.epochs_to_target > 0 && b.epochs_to_target > 0 && std::abs(a.epochs_to_target - b.epochs_to_target) <= 0.01 * std::max(a.epochs_to_target, b.epochs_to_target);
+}
+
+// `runs`, fastest first, with a run that did the same work as a faster one moved before it when
+// its margin is larger: the surer on other seeds.
 std::vector<const Trial*> surest_first(const std::vector<const Trial*>& runs) {
   std::vector<const Trial*> order;
   for (const Trial* t : runs)
-    order.insert(std::find_if(order.begin(), order.end(), [&](const Trial* u) {
-      return t->steps_to_target > 0 && t->steps_to_target == u->steps_to_target && t->target_margin > u->target_margin &&
-             t->point.value("batch_size", nlohmann::json()) == u->point.value("batch_size", nlohmann::json());
-    }), t);
+    order.insert(std::find_if(order.begin(), order.end(), [&](const Trial* u) { return same_work(*t, *u) && t->target_margin > u->target_margin; }), t);
   return order;
 }
 
@@ -128,7 +132,11 @@ nlohmann::json TargetPhase::at_batch(const nlohmann::json& from, int64_t batch) 
   recipe_there.erase("lr");
   recipe_here.erase("lr");
   const std::optional<double> there = options_.learning_rate(recipe_there), here = options_.learning_rate(recipe_here);
-  if (there && here && *there > 0 && *here > 0) point["lr"] = from["lr"].get<double>() * (*here / *there);
+  if (there && here && *there > 0 && *here > 0) {
+    char lr[32];  // four significant digits, as a user would write it
+    std::snprintf(lr, sizeof lr, "%.4g", from["lr"].get<double>() * (*here / *there));
+    point["lr"] = std::strtod(lr, nullptr);
+  }
   return point;
 }
 

@@ -48,6 +48,7 @@ nlohmann::json to_json(const Trial& t) {
           {"peak_memory_bytes", t.peak_memory_bytes},
           {"time_to_target_s", t.time_to_target_s ? nlohmann::json(*t.time_to_target_s) : nlohmann::json(nullptr)},
           {"steps_to_target", t.steps_to_target},
+          {"epochs_to_target", number(t.epochs_to_target)},
           {"target_margin", number(t.target_margin)},
           {"losses", losses},
           {"windows", t.windows},
@@ -76,6 +77,7 @@ Trial trial_from_json(const nlohmann::json& json, const std::string& where) {
   t.peak_memory_bytes = j.integer("peak_memory_bytes");
   if (j.has("time_to_target_s")) t.time_to_target_s = j.number("time_to_target_s");
   t.steps_to_target = j.integer("steps_to_target");
+  t.epochs_to_target = j.number("epochs_to_target");
   t.target_margin = j.number("target_margin");
   t.losses = j.numbers("losses");
   for (double w : j.numbers("windows"))

@@ -38,9 +38,10 @@ struct Trial {
   double objective = 0;  // what the search maximises (throughput, or 1 / time to target)
   int64_t peak_memory_bytes = 0;
   std::optional<double> time_to_target_s;
-  // A run that reached its target: the optimizer steps to the evaluation that reached it (0 = not
-  // known) and how far its metric passed the target there, toward better.
+  // A run that reached its target: the optimizer steps and the epochs to the evaluation that
+  // reached it (0 = not known) and how far its metric passed the target there, toward better.
   int64_t steps_to_target = 0;
+  double epochs_to_target = 0;
   double target_margin = 0;
   std::vector<double> losses;  // training loss per window
   std::vector<double> windows;  // throughput per window that the median and interval come from

@@ -102,8 +102,8 @@ TEST(ProcessTrialExecutor, ThroughputTrialsGetEnoughWindows) {
   EXPECT_EQ(ProcessTrialExecutor(options).trial_config(nlohmann::json::object(), {}).log_every_steps, 50);
 }
 
-// A run to the target records the evaluation that reached it: the steps to it and how far the
-// metric passed the target there.
+// A run to the target records the evaluation that reached it: the steps and epochs to it and how
+// far the metric passed the target there.
 TEST(ProcessTrialExecutor, ARunToTheTargetRecordsTheStepsAndTheMarginOfTheEvaluationThatReachedIt) {
   auto options = tiny_trials(fresh("target"));
   options.to_target = true;
@@ -117,6 +117,8 @@ TEST(ProcessTrialExecutor, ARunToTheTargetRecordsTheStepsAndTheMarginOfTheEvalua
   const CurvePoint& reached = report.metric_curve.back();  // the run stopped there
   EXPECT_EQ(t.steps_to_target, reached.step);
   EXPECT_EQ(t.steps_to_target % 4, 0);
+  EXPECT_DOUBLE_EQ(t.epochs_to_target, reached.epoch);
+  EXPECT_GT(t.epochs_to_target, 0);
   EXPECT_DOUBLE_EQ(t.target_margin, reached.value - 0.3);
   EXPECT_GE(t.target_margin, 0);
   for (size_t i = 0; i + 1 < report.metric_curve.size(); ++i) EXPECT_LT(report.metric_curve[i].value, 0.3);
