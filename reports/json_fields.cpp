@@ -1,5 +1,6 @@
 #include "reports/json_fields.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "reports/user_error.h"
@@ -64,6 +65,13 @@ bool JsonFields::flag(const char* key, bool fallback) const {
   return object_[key].get<bool>();
 }
 
+void JsonFields::only(std::initializer_list<const char*> valid) const {
+  std::string names;
+  for (const char* name : valid) names += (names.empty() ? "" : ", ") + std::string(name);
+  for (const auto& [field, value] : object_.items())
+    if (std::find(valid.begin(), valid.end(), field) == valid.end()) throw UserError(area_, where_ + ": unknown field '" + field + "' (valid: " + names + ")");
+}
+
 const nlohmann::json& JsonFields::required(const char* key) const {
   if (!has(key)) throw UserError(area_, where_ + " has no field '" + key + "'");
   return object_[key];
@@ -77,6 +85,11 @@ std::string JsonFields::required_text(const char* key) const {
 int64_t JsonFields::required_integer(const char* key) const {
   required(key);
   return integer(key);
+}
+
+double JsonFields::required_number(const char* key) const {
+  required(key);
+  return number(key);
 }
 
 std::vector<double> JsonFields::numbers(const char* key) const {

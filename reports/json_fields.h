@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -30,12 +31,15 @@ class JsonFields {
   // The field, which must be present (and not null).
   std::string required_text(const char* key) const;
   int64_t required_integer(const char* key) const;
+  double required_number(const char* key) const;
   const nlohmann::json& required(const char* key) const;
   // An array of numbers (null entries, written for non-finite values, read as NaN).
   std::vector<double> numbers(const char* key) const;
   // A nested object, or an empty one when absent.
   JsonFields object(const char* key) const;
   const nlohmann::json& json() const { return object_; }
+  // Throws UserError("[area] where: unknown field 'key' (valid: ...)") unless every field is one of `valid`.
+  void only(std::initializer_list<const char*> valid) const;
 
   // Throws UserError("[area] where: field 'key' is VALUE; expected EXPECTED").
   [[noreturn]] void fail(const char* key, const std::string& expected) const;

@@ -171,10 +171,7 @@ Knob declared_knob(const std::string& name, const nlohmann::json& spec) {
   const std::string where = "knob " + name;
   if (!spec.is_object() || !spec.contains("type") || !spec["type"].is_string())
     throw UserError("space", where + ": expected {\"type\": \"bool\" | \"integer\" | \"real\" | \"choice\" | \"text\", ...}, got " + spec.dump());
-  for (const auto& [field, value] : spec.items())
-    if (field != "type" && field != "min" && field != "max" && field != "choices" && field != "default" && field != "reference" && field != "role" &&
-        field != "convergence" && field != "warmup_cost")
-      throw UserError("space", where + ": unknown field '" + field + "' (valid: type, min, max, choices, default, reference, role, convergence, warmup_cost)");
+  JsonFields(spec, "space", where).only({"type", "min", "max", "choices", "default", "reference", "role", "convergence", "warmup_cost"});
   Knob knob;
   knob.name = name;
   knob.tunable = true;

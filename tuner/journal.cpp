@@ -72,17 +72,16 @@ void open_journal(const std::string& dir, const nlohmann::json& header, bool res
   if (!resume) throw UserError("tune", "'" + dir + "' already holds a tuning journal; pass --resume to continue it, or choose another --out");
   const nlohmann::json old = read_journal(journal).header;
   if (old.is_null()) throw UserError("journal", journal + " has no header line (the first line of a journal `dyno tune` wrote)");
-  for (const char* key : {"strategy", "objective", "seed", "space", "base_config"})
-    if (old.value(key, nlohmann::json()) != header[key])
-      throw UserError("tune", "--resume: the journal in '" + dir + "' was made with another " + key + " (" + old.value(key, nlohmann::json()).dump().substr(0, 200) +
-                                  "); give the same options as the first run, or choose another --out");
-  // How each trial measured: figures measured otherwise are not comparable with the journal's.
-  const nlohmann::json measured = old.value("measurement", nlohmann::json::object());
-  const nlohmann::json measuring = header.value("measurement", nlohmann::json::object());
-  for (const auto& [option, value] : measuring.items())
-    if (measured.contains(option) && measured[option] != value)
-      throw UserError("tune", "--resume: the journal in '" + dir + "' was made with " + option + " " + measured[option].dump() + ", not " + value.dump() +
-                                  "; give the same options as the first run, or choose another --out");
+  // What the run was, and how each trial measured (figures measured otherwise are not comparable).
+  nlohmann::json made = old.value("measurement", nlohmann::json::object()), making = header.value("measurement", nlohmann::json::object());
+  for (const char* key : {"strategy", "objective", "seed", "space", "base_config"}) {
+    made[key] = old.value(key, nlohmann::json());
+    making[key] = header[key];
+  }
+  for (const auto& [field, value] : making.items())
+    if (made.contains(field) && made[field] != value)
+      throw UserError("tune", "--resume: the journal in '" + dir + "' was made with " + field + " " + made[field].dump().substr(0, 200) + ", not " +
+                                  value.dump().substr(0, 200) + "; give the same options as the first run, or choose another --out");
 }
 
 }  // namespace dyno

@@ -52,8 +52,7 @@ SearchSpace SearchSpace::from_json(const nlohmann::json& json) {
     if (!json["knobs"].is_object()) throw UserError("space", "\"knobs\" must be an object of knob name -> {\"type\": ...}, got " + json["knobs"].dump());
     for (const auto& [name, spec] : json["knobs"].items()) space.declared_.push_back({declared_knob(name, spec), spec});
   }
-  for (const auto& [name, spec] : json.items())
-    if (name != "axes" && name != "knobs") throw UserError("space", "unknown field '" + name + "' (valid: axes, knobs)");
+  JsonFields(json, "space", "the search space").only({"axes", "knobs"});
   for (const auto& [name, spec] : json["axes"].items()) {
     const Knob& knob = space.knob(name);
     std::vector<nlohmann::json> values;
@@ -61,16 +60,10 @@ SearchSpace SearchSpace::from_json(const nlohmann::json& json) {
       values.assign(spec.begin(), spec.end());
     } else if (spec.is_object() && spec.contains("min") && spec.contains("max")) {
       const JsonFields range(spec, "space", "axis " + name);
-      for (const auto& [field, value] : spec.items())
-        if (field != "min" && field != "max" && field != "step" && field != "factor")
-          throw UserError("space", "axis " + name + ": unknown field '" + field + "' in a range (valid: min, max, step or factor)");
+      range.only({"min", "max", "step", "factor"});
       if (range.has("step") && range.has("factor")) throw UserError("space", "axis " + name + ": a range takes \"step\" or \"factor\", not both");
       const bool geometric = range.has("factor");
-      auto bound = [&](const char* field) {
-        range.required(field);
-        return range.number(field);
-      };
-      values = expand_range(knob, bound("min"), bound("max"), geometric ? range.number("factor") : range.number("step", 1.0), geometric);
+      values = expand_range(knob, range.required_number("min"), range.required_number("max"), geometric ? range.number("factor") : range.number("step", 1.0), geometric);
     } else {
       throw UserError("space", "axis " + name + ": " + spec.dump() + " is neither a list of values nor {\"min\", \"max\", ...}");
     }

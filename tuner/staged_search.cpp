@@ -1,8 +1,10 @@
 #include "tuner/staged_search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -89,50 +91,40 @@ constexpr double kOomMargin = 0.1;  // after an OOM, batches within this share o
 bool is_ordered(const Axis& axis) { return !axis.values.empty() && axis.values.front().is_number(); }
 
 void grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage) {
-  const Axis* batch_axis = space.find("batch_size");
-  if (!batch_axis) return;
-  std::vector<int64_t> sizes;
-  for (const auto& v : batch_axis->values) sizes.push_back(v.get<int64_t>());
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  int64_t good = climber.current()["batch_size"].get<int64_t>();
-  int64_t probe = good;
-  int64_t upper = 0;  // first size known not to be better (0 = none yet)
-  int64_t memory_wall = 0;
-  int misses = 0;
+  const Axis* axis = space.find("batch_size");
+  if (!axis) return;
+  std::set<int64_t> sizes;
+  for (const auto& v : axis->values) sizes.insert(v.get<int64_t>());
+  int64_t good = climber.current()["batch_size"].get<int64_t>(), probe = good;
+  double below = HUGE_VAL;  // the bisection's bound: the first size not better, less kOomMargin of one that failed on memory
+  auto try_size = [&](int64_t size, const char* step) {
+    const Climber::Step result = climber.try_value("batch_size", size, stage + step);
+    if (result.adopted) good = size;
+    else below = std::min(below, static_cast<double>(size) * (result.trial.outcome == Outcome::Oom ? 1 - kOomMargin : 1));
+    return result;
+  };
   // Growth (step 4): a size settled as worse on its estimates only is a size not better.
-  for (;;) {
-    auto next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s >= 2 * probe; });
-    if (next == sizes.end()) next = std::find_if(sizes.begin(), sizes.end(), [&](int64_t s) { return s > probe; });
+  for (int misses = 0; misses < 2;) {
+    auto next = sizes.lower_bound(2 * probe);
+    if (next == sizes.end()) next = sizes.upper_bound(probe);
     if (next == sizes.end()) break;
-    const Climber::Step step = climber.try_value("batch_size", *next, stage + "-grow");
-    if (step.adopted) {
-      good = probe = *next;
-      misses = 0;
-      upper = 0;
-      continue;
-    }
-    if (upper == 0) upper = *next;
-    if (step.trial.outcome == Outcome::Oom) {
-      memory_wall = *next;
-      break;
-    }
     probe = *next;
-    if ((step.verdict == Verdict::SecondBetter && step.decided) || ++misses >= 2) break;
+    const Climber::Step step = try_size(probe, "-grow");
+    if (step.adopted) {
+      misses = 0;
+      below = HUGE_VAL;
+    } else if (step.trial.outcome == Outcome::Oom || (step.verdict == Verdict::SecondBetter && step.decided)) {
+      break;
+    } else {
+      ++misses;
+    }
   }
-  while (upper > 0) {
+  for (;;) {
     std::vector<int64_t> between;
     for (int64_t s : sizes)
-      if (s > good && s < upper && (memory_wall == 0 || s < memory_wall * (1.0 - kOomMargin))) between.push_back(s);
+      if (s > good && s < below) between.push_back(s);
     if (between.empty()) break;
-    const int64_t mid = between[between.size() / 2];
-    const Climber::Step step = climber.try_value("batch_size", mid, stage + "-bisect");
-    if (step.adopted) {
-      good = mid;
-    } else {
-      upper = mid;
-      if (step.trial.outcome == Outcome::Oom) memory_wall = mid;
-    }
+    try_size(between[between.size() / 2], "-bisect");
   }
 }
 
@@ -144,12 +136,10 @@ void refine(Climber& climber, const SearchSpace& space, const std::string& stage
     const nlohmann::json before = climber.current();
     for (const auto& axis : space.axes()) {
       if (is_ordered(axis)) {
-        auto it = std::find(axis.values.begin(), axis.values.end(), climber.current()[axis.knob]);
-        if (it == axis.values.end()) continue;
-        const auto index = static_cast<size_t>(it - axis.values.begin());
-        const nlohmann::json here = climber.current()[axis.knob];
-        if (index + 1 < axis.values.size()) try_again(axis.knob, axis.values[index + 1]);
-        if (index > 0 && climber.current()[axis.knob] == here) try_again(axis.knob, axis.values[index - 1]);
+        const auto here = std::find(axis.values.begin(), axis.values.end(), climber.current()[axis.knob]);
+        if (here == axis.values.end()) continue;
+        if (here + 1 != axis.values.end()) try_again(axis.knob, *(here + 1));
+        if (here != axis.values.begin() && climber.current()[axis.knob] == *here) try_again(axis.knob, *(here - 1));
       } else {
         for (const auto& v : axis.values) try_again(axis.knob, v);
       }

@@ -239,14 +239,12 @@ bool Tuner::preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::
   if (ca != cb) return ca < cb;
   if (options_.ties_prefer_smaller_batch)
     if (const auto a_smaller = smaller_batch(a, b)) return *a_smaller;
-  const Trial* ta = latest(a);
-  const Trial* tb = latest(b);
+  const Trial *ta = latest(a), *tb = latest(b);
   if (ta && tb && ta->peak_memory_bytes > 0 && tb->peak_memory_bytes > 0) {
     const double saving = static_cast<double>(tb->peak_memory_bytes - ta->peak_memory_bytes);
     const double material = std::max(0.05 * static_cast<double>(std::max(ta->peak_memory_bytes, tb->peak_memory_bytes)),
                                       TunerOptions::kMaterialMemoryShare * static_cast<double>(options_.memory_capacity_bytes));
-    if (saving > material) return true;
-    if (-saving > material) return false;
+    if (std::abs(saving) > material) return saving > 0;
   }
   const NoiseModel n = noise();
   return estimate(a, n) > estimate(b, n);

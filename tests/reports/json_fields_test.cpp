@@ -49,6 +49,13 @@ TEST(JsonFields, AnIntegerOutsideInt64IsAWrongType) {
   EXPECT_NE(error_of([&] { f.integer("huge"); }), "");
 }
 
+TEST(JsonFields, AFieldOutsideTheValidOnesIsNamedWithTheValidOnes) {
+  const nlohmann::json j = {{"min", 1}, {"max", 4}, {"stride", 2}};
+  EXPECT_EQ(error_of([&] { JsonFields(j, "space", "axis threads").only({"min", "max", "step"}); }),
+            "[space] axis threads: unknown field 'stride' (valid: min, max, step)");
+  JsonFields(j, "space", "axis threads").only({"min", "max", "stride"});  // all valid: no error
+}
+
 TEST(JsonFields, Utf8Validity) {
   EXPECT_TRUE(valid_utf8("b\xc3\xa9"));
   EXPECT_FALSE(valid_utf8("b\xff"));

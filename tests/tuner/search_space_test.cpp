@@ -61,7 +61,7 @@ TEST(SearchSpace, ARangeFieldOfTheWrongTypeNamesTheAxisAndTheValue) {
   EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"lr": {"min": 0.1, "max": 1, "factor": [2]}}})")); }),
             "[space] axis lr: field 'factor' is [2]; expected a number");
   EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"threads": {"min": 1, "max": 2, "stride": 1}}})")); }),
-            "[space] axis threads: unknown field 'stride' in a range (valid: min, max, step or factor)");
+            "[space] axis threads: unknown field 'stride' (valid: min, max, step, factor)");
 }
 
 TEST(SearchSpace, CommandLineTextMustBeUtf8AndFinite) {
