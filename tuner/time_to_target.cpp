@@ -40,9 +40,12 @@ std::vector<int64_t> larger_batches(const SearchSpace& throughput_space, const n
   const int64_t best = winner["batch_size"].get<int64_t>();
   std::vector<int64_t> larger;
   for (const nlohmann::json& value : throughput_space.find("batch_size")->values)
-    if (const int64_t b = value.is_number_integer() ? value.get<int64_t>() : 0; b > recipe_batch && b <= best) larger.push_back(b);
+    if (const int64_t b = value.is_number_integer() ? value.get<int64_t>() : 0; b > recipe_batch) larger.push_back(b);
   std::sort(larger.begin(), larger.end());
   larger.erase(std::unique(larger.begin(), larger.end()), larger.end());
+  if (best < recipe_batch) return {};
+  // The next batch above the recipe's at least: phase 1 gives a throughput tie to the smaller batch.
+  larger.erase(std::upper_bound(larger.begin() + std::min<size_t>(1, larger.size()), larger.end(), best), larger.end());
   return larger;
 }
 
@@ -150,16 +153,16 @@ void TargetPhase::refine_batch(Tuner& tuner) const {
     const auto e = epochs.get<double>();
     return e != 0 ? e : options_.recipe_epochs > 0 ? static_cast<double>(options_.recipe_epochs) : HUGE_VAL;
   };
-  std::vector<nlohmann::json> horizons = {from.value("epochs", nlohmann::json())};
-  if (const Axis* epochs = tuner.space().find("epochs"); epochs && from.contains("epochs") && from["epochs"].is_number())
-    for (const auto& e : epochs->values)
-      if (e.is_number() && horizon(e) < horizon(from["epochs"])) horizons.push_back(e);
-  for (int64_t batch : options_.batches)
-    for (const auto& epochs : horizons) {
-      nlohmann::json point = at_batch(from, batch);
-      if (!epochs.is_null()) point["epochs"] = epochs;
-      tuner.measure(point, "refine-batch");
-    }
+  const Axis* epochs = from.contains("epochs") && from["epochs"].is_number() ? tuner.space().find("epochs") : nullptr;
+  for (int64_t batch : options_.batches) {
+    nlohmann::json point = at_batch(from, batch);
+    tuner.measure(point, "refine-batch");
+    for (const auto& e : epochs ? epochs->values : std::vector<nlohmann::json>{})
+      if (e.is_number() && horizon(e) < horizon(from["epochs"])) {
+        point["epochs"] = e;
+        tuner.measure(point, "refine-batch");
+      }
+  }
 }
 
 // The grid's surest-first point with its peak LR doubled and halved (a short horizon often takes a

@@ -28,9 +28,10 @@ struct ConvergenceDefaults {
 // that the grid's time cap tightens early.
 SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults& defaults);
 
-// When phase 1's winner has a batch above the recipe's (the one its LR and epochs were tuned for),
-// phase 2's grid runs at the recipe's batch, and these batches, phase 1's above it up to the
-// winner's, the smallest first, are TargetPhase::refine_batch's (none otherwise).
+// Phase 2's grid runs at the recipe's batch (the one its LR and epochs were tuned for) when phase
+// 1's winner has it or a larger one, and these batches, phase 1's above it up to the winner's and
+// at least the next one (phase 1 gives a throughput tie to the smaller batch), the smallest first,
+// are TargetPhase::refine_batch's (none when the winner's is below the recipe's).
 std::vector<int64_t> larger_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch);
 
 // The search's time cap: the best time so far with a margin for noise (x1.3 + 5 s); at most cap_s.

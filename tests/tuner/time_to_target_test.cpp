@@ -101,15 +101,16 @@ TEST(TimeToTarget, PhaseTwoTakesTheConvergenceAxesAndAddsTheDefaultsNotGiven) {
   EXPECT_EQ(loss_target.find("schedule")->values, (std::vector<nlohmann::json>{"auto", "onecycle"}));
 }
 
-TEST(TimeToTarget, EveryBatchOfPhaseOneAboveTheRecipesUpToALargerWinnersIsARefinement) {
+TEST(TimeToTarget, EveryBatchOfPhaseOneAboveTheRecipesUpToTheWinnersAndAtLeastTheNextIsARefinement) {
   SearchSpace throughput;
   throughput.set_axis("batch_size", {64, 512, 128, 256, 32});
   using Batches = std::vector<int64_t>;
   EXPECT_EQ(larger_batches(throughput, {{"batch_size", 256}}, 64), (Batches{128, 256}));
   EXPECT_EQ(larger_batches(throughput, {{"batch_size", 512}}, 64), (Batches{128, 256, 512}));  // the smallest first
   EXPECT_EQ(larger_batches(throughput, {{"batch_size", 128}}, 64), (Batches{128}));
-  EXPECT_EQ(larger_batches(throughput, {{"batch_size", 64}}, 64), Batches{});  // the grid runs at the winner's batch
-  EXPECT_EQ(larger_batches(throughput, {{"batch_size", 32}}, 64), Batches{});
+  EXPECT_EQ(larger_batches(throughput, {{"batch_size", 64}}, 64), (Batches{128}));  // a throughput tie went to 64
+  EXPECT_EQ(larger_batches(throughput, {{"batch_size", 512}}, 512), Batches{});     // none above the recipe's
+  EXPECT_EQ(larger_batches(throughput, {{"batch_size", 32}}, 64), Batches{});       // the grid runs at the winner's batch
   EXPECT_EQ(larger_batches(SearchSpace{}, {{"batch_size", 256}}, 64), Batches{});  // phase 1 did not search the batch
 }
 
