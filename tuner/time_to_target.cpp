@@ -120,7 +120,7 @@ int64_t TargetPhase::expected_trials(const SearchSpace& space) const {
   const auto horizons = static_cast<int64_t>(epochs ? epochs->values.size() : 1);
   int64_t neighbours = 0;  // of each LR, when it reaches the target
   for (const auto& axis : space.axes()) neighbours += axis.knob == "epochs" ? 0 : static_cast<int64_t>(axis.values.size()) - 1;
-  const int64_t learning_rates = space.find("lr") || !options_.learning_rate ? 0 : 2 * (1 + neighbours);
+  const int64_t learning_rates = space.find("lr") || !options_.learning_rate ? 0 : 2 * 2 * (1 + neighbours);
   return space.grid_size() + static_cast<int64_t>(options_.batches.size()) * horizons + learning_rates +
          static_cast<int64_t>(Strategy::kFinalists) * race_rounds();
 }
@@ -143,30 +143,41 @@ nlohmann::json TargetPhase::at_batch(const nlohmann::json& from, int64_t batch) 
   return point;
 }
 
+double TargetPhase::horizon(const nlohmann::json& epochs) const {
+  const auto e = epochs.get<double>();
+  return e != 0 ? e : options_.recipe_epochs > 0 ? static_cast<double>(options_.recipe_epochs) : HUGE_VAL;
+}
+
+std::vector<nlohmann::json> TargetPhase::shorter_horizons(const Tuner& tuner, const nlohmann::json& point) const {
+  std::vector<nlohmann::json> shorter;
+  const Axis* epochs = tuner.space().find("epochs");
+  if (!epochs || !point.contains("epochs") || !point["epochs"].is_number()) return shorter;
+  for (const auto& e : epochs->values)
+    if (e.is_number() && horizon(e) < horizon(point["epochs"])) shorter.push_back(e);
+  std::sort(shorter.begin(), shorter.end(), [&](const nlohmann::json& a, const nlohmann::json& b) { return horizon(a) < horizon(b); });
+  return shorter;
+}
+
 // The surest-first point of the grid and the LR refinement at the larger batches (larger_batches),
 // each at the point's horizon and every shorter one (at_batch: with its LR scaled as the recipe's).
 void TargetPhase::refine_batch(Tuner& tuner) const {
   const Trial* best = refinement_start(tuner, {"grid", "refine-lr"});
   if (!best) return;
-  const nlohmann::json from = best->point;
-  auto horizon = [&](const nlohmann::json& epochs) {
-    const auto e = epochs.get<double>();
-    return e != 0 ? e : options_.recipe_epochs > 0 ? static_cast<double>(options_.recipe_epochs) : HUGE_VAL;
-  };
-  const Axis* epochs = from.contains("epochs") && from["epochs"].is_number() ? tuner.space().find("epochs") : nullptr;
+  const nlohmann::json from = best->point;  // (a copy: measure() grows the trials)
   for (int64_t batch : options_.batches) {
     nlohmann::json point = at_batch(from, batch);
     tuner.measure(point, "refine-batch");
-    for (const auto& e : epochs ? epochs->values : std::vector<nlohmann::json>{})
-      if (e.is_number() && horizon(e) < horizon(from["epochs"])) {
-        point["epochs"] = e;
-        tuner.measure(point, "refine-batch");
-      }
+    for (const auto& e : shorter_horizons(tuner, from)) {
+      point["epochs"] = e;
+      tuner.measure(point, "refine-batch");
+    }
   }
 }
 
 // The grid's surest-first point with its peak LR doubled and halved (a short horizon often takes a
-// higher one); an LR that reaches the target, with the other values of each axis but the horizon.
+// higher one); an LR that reaches the target, with the other values of each axis but the horizon;
+// each of those runs that reached the target before its horizon's end, on the shortest horizon that
+// still covers the epochs it took: a schedule that ends there has annealed the LR by then.
 void TargetPhase::refine_learning_rate(Tuner& tuner) const {
   if (tuner.space().find("lr") || !options_.learning_rate) return;
   const Trial* best = refinement_start(tuner, {"grid"});
@@ -177,15 +188,24 @@ void TargetPhase::refine_learning_rate(Tuner& tuner) const {
   for (double factor : {2.0, 0.5}) {
     nlohmann::json point = from;
     point["lr"] = *lr * factor;
-    if (!tuner.measure(point, "refine-lr").time_to_target_s) continue;
+    std::vector<Trial> runs = {tuner.measure(point, "refine-lr")};
+    if (!runs.front().time_to_target_s) continue;
     for (const auto& axis : tuner.space().axes()) {
       if (axis.knob == "epochs") continue;
       for (const auto& value : axis.values) {
         nlohmann::json neighbour = point;
         neighbour[axis.knob] = value;
-        if (neighbour != point) tuner.measure(neighbour, "refine-lr");
+        if (neighbour != point) runs.push_back(tuner.measure(neighbour, "refine-lr"));
       }
     }
+    for (const Trial& run : runs)
+      for (const auto& e : shorter_horizons(tuner, run.point))
+        if (run.time_to_target_s && run.epochs_to_target > 0 && horizon(e) >= 0.99 * run.epochs_to_target) {
+          nlohmann::json point_there = run.point;
+          point_there["epochs"] = e;
+          tuner.measure(point_there, "refine-lr");
+          break;
+        }
   }
 }
 

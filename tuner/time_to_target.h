@@ -71,6 +71,10 @@ class TargetPhase {
   // The race's rounds: one for each seed after the first of max(2, seeds).
   int64_t race_rounds() const { return std::max(2, options_.seeds) - 1; }
   nlohmann::json at_batch(const nlohmann::json& from, int64_t batch) const;
+  // A value of `epochs` in epochs (0: the recipe's; HUGE_VAL when not known).
+  double horizon(const nlohmann::json& epochs) const;
+  // The values of the `epochs` axis shorter than `point`'s horizon, the shortest first.
+  std::vector<nlohmann::json> shorter_horizons(const Tuner& tuner, const nlohmann::json& point) const;
   void refine_batch(Tuner& tuner) const;
   void refine_learning_rate(Tuner& tuner) const;
   TargetPhaseOptions options_;

@@ -194,9 +194,10 @@ TEST(TimeToTarget, TheGridsFastestPointIsTriedAtOtherLearningRatesThenTheFastest
       {"refine-batch", {{"epochs", 2}, {"batch_size", 256}, {"lr", 1.0}}}};
   EXPECT_EQ(runs, expected);
   EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"epochs", 2}, {"batch_size", 128}, {"lr", 0.5}}));
-  // The ETA's plan: the grid, two batches at up to three horizons, two LRs, three finalists on one seed.
+  // The ETA's plan: the grid, two batches at up to three horizons, two LRs each on up to two
+  // horizons, three finalists on one seed.
   const int64_t planned = TargetPhase(plan_options).expected_trials(space);
-  EXPECT_EQ(planned, 3 + 2 * 3 + 2 + 3);
+  EXPECT_EQ(planned, 3 + 2 * 3 + 2 * 2 + 3);
   EXPECT_LE(tuner.executed_trials(), planned);
 }
 
@@ -369,6 +370,44 @@ TEST(TimeToTarget, WithoutAKnownLearningRateThereIsNoRefinement) {
   Tuner tuner(threads_space(), {{"threads", 1}}, executor, options);
   TargetPhase(TargetPhaseOptions{}).run(tuner, [](double) {});
   for (const auto& t : tuner.trials()) EXPECT_NE(t.stage, "refine-lr");
+}
+
+}  // namespace
+}  // namespace dyno
+
+namespace dyno {
+namespace {
+
+// The grid's fastest point, four epochs at the recipe's LR, reaches the target at epoch 2 of 4; its
+// doubled LR does too (and with one-cycle), so each is also tried on the two-epoch horizon (an LR
+// that misses, halved, is not). One-cycle at epoch 3 of 4 would end on three epochs.
+TEST(TimeToTarget, AnLrThatReachedTheTargetBeforeItsHorizonsEndIsAlsoTriedOnTheHorizonEndingThere) {
+  auto point = [](int64_t epochs, const char* schedule, std::optional<double> lr) {
+    nlohmann::json p = {{"epochs", epochs}, {"schedule", schedule}};
+    if (lr) p["lr"] = *lr;
+    return p;
+  };
+  RunsExecutor executor({{point(4, "auto", std::nullopt).dump(), {30.0, 2, 0.001}},
+                         {point(2, "auto", std::nullopt).dump(), {31.0, 2, 0.001}},
+                         {point(4, "auto", 0.2).dump(), {29.0, 2, 0.004}},
+                         {point(4, "onecycle", 0.2).dump(), {40.0, 3, 0.004}},
+                         {point(2, "auto", 0.2).dump(), {28.0, 2, 0.006}}});
+  SearchSpace space;
+  space.set_axis("epochs", {2, 3, 4});
+  space.set_axis("schedule", {"auto", "onecycle"});
+  TunerOptions options = to_target();
+  options.strategy = "grid";
+  Tuner tuner(space, point(4, "auto", std::nullopt), executor, options);
+  TargetPhaseOptions plan_options;
+  plan_options.learning_rate = [](const nlohmann::json& p) { return std::optional<double>(p.value("lr", 0.1)); };
+  TargetPhase(plan_options).run(tuner, [](double) {});
+
+  std::vector<nlohmann::json> refined;
+  for (const auto& t : tuner.trials())
+    if (t.stage == "refine-lr") refined.push_back(t.point);
+  EXPECT_EQ(refined, (std::vector<nlohmann::json>{point(4, "auto", 0.2), point(4, "onecycle", 0.2), point(2, "auto", 0.2),
+                                                  point(3, "onecycle", 0.2), point(4, "auto", 0.05)}));
+  EXPECT_EQ(tuner.best()->point, point(2, "auto", 0.2));
 }
 
 }  // namespace
