@@ -329,6 +329,21 @@ TEST(TimeToTarget, TheBatchRefinementStartsFromTheLargerMarginAmongPointsThatDid
   EXPECT_EQ(executor.measured[2], (nlohmann::json{{"epochs", 2}, {"schedule", "auto"}, {"batch_size", 128}}));
 }
 
+// Time to target's phase 2 on `space` from `start`, the recipe's LR 0.1: the points its LR
+// refinement tried, in order, and the phase's choice.
+std::pair<std::vector<nlohmann::json>, nlohmann::json> refine_lr(TrialExecutor& executor, const SearchSpace& space, const nlohmann::json& start) {
+  TunerOptions options = to_target();
+  options.strategy = "grid";
+  Tuner tuner(space, start, executor, options);
+  TargetPhaseOptions plan_options;
+  plan_options.learning_rate = [](const nlohmann::json& p) { return std::optional<double>(p.value("lr", 0.1)); };
+  TargetPhase(plan_options).run(tuner, [](double) {});
+  std::vector<nlohmann::json> refined;
+  for (const auto& t : tuner.trials())
+    if (t.stage == "refine-lr") refined.push_back(t.point);
+  return {refined, tuner.best()->point};
+}
+
 // On two epochs the target is reached at the recipe's LR (0.1) without label smoothing only, at the
 // doubled LR with or without (sooner with), at the halved LR not at all. Four epochs reach it later.
 TEST(TimeToTarget, AnLRThatReachesTheTargetIsTriedWithTheOtherConvergenceSettingsAtItsHorizon) {
@@ -348,19 +363,11 @@ TEST(TimeToTarget, AnLRThatReachesTheTargetIsTriedWithTheOtherConvergenceSetting
   SearchSpace space;
   space.set_axis("epochs", {2, 4});
   space.set_axis("label_smoothing", {0.0, 0.1});
-  TunerOptions options = to_target();
-  options.strategy = "grid";
-  Tuner tuner(space, {{"epochs", 4}, {"label_smoothing", 0.0}}, executor, options);
-  TargetPhaseOptions plan_options;
-  plan_options.learning_rate = [](const nlohmann::json& p) { return std::optional<double>(p.value("lr", 0.1)); };
-  TargetPhase(plan_options).run(tuner, [](double) {});
-  std::vector<nlohmann::json> refined;
-  for (const auto& t : tuner.trials())
-    if (t.stage == "refine-lr") refined.push_back(t.point);
+  const auto [refined, best] = refine_lr(executor, space, {{"epochs", 4}, {"label_smoothing", 0.0}});
   EXPECT_EQ(refined, (std::vector<nlohmann::json>{{{"epochs", 2}, {"label_smoothing", 0.0}, {"lr", 0.2}},
                                                   {{"epochs", 2}, {"label_smoothing", 0.1}, {"lr", 0.2}},
                                                   {{"epochs", 2}, {"label_smoothing", 0.0}, {"lr", 0.05}}}));
-  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"epochs", 2}, {"label_smoothing", 0.1}, {"lr", 0.2}}));
+  EXPECT_EQ(best, (nlohmann::json{{"epochs", 2}, {"label_smoothing", 0.1}, {"lr", 0.2}}));
 }
 
 TEST(TimeToTarget, WithoutAKnownLearningRateThereIsNoRefinement) {
@@ -372,11 +379,6 @@ TEST(TimeToTarget, WithoutAKnownLearningRateThereIsNoRefinement) {
   for (const auto& t : tuner.trials()) EXPECT_NE(t.stage, "refine-lr");
 }
 
-}  // namespace
-}  // namespace dyno
-
-namespace dyno {
-namespace {
 
 // The grid's fastest point, four epochs at the recipe's LR, reaches the target at epoch 2 of 4; its
 // doubled LR does too (and with one-cycle), so each is also tried on the two-epoch horizon (an LR
@@ -395,19 +397,10 @@ TEST(TimeToTarget, AnLrThatReachedTheTargetBeforeItsHorizonsEndIsAlsoTriedOnTheH
   SearchSpace space;
   space.set_axis("epochs", {2, 3, 4});
   space.set_axis("schedule", {"auto", "onecycle"});
-  TunerOptions options = to_target();
-  options.strategy = "grid";
-  Tuner tuner(space, point(4, "auto", std::nullopt), executor, options);
-  TargetPhaseOptions plan_options;
-  plan_options.learning_rate = [](const nlohmann::json& p) { return std::optional<double>(p.value("lr", 0.1)); };
-  TargetPhase(plan_options).run(tuner, [](double) {});
-
-  std::vector<nlohmann::json> refined;
-  for (const auto& t : tuner.trials())
-    if (t.stage == "refine-lr") refined.push_back(t.point);
+  const auto [refined, best] = refine_lr(executor, space, point(4, "auto", std::nullopt));
   EXPECT_EQ(refined, (std::vector<nlohmann::json>{point(4, "auto", 0.2), point(4, "onecycle", 0.2), point(2, "auto", 0.2),
                                                   point(3, "onecycle", 0.2), point(4, "auto", 0.05)}));
-  EXPECT_EQ(tuner.best()->point, point(2, "auto", 0.2));
+  EXPECT_EQ(best, point(2, "auto", 0.2));
 }
 
 }  // namespace
