@@ -25,8 +25,8 @@ Journal parse_journal(const std::string& text, const std::string& path);
 // Starts DIR/journal.jsonl with `header`, or with `resume` checks that the journal there was made
 // by the same run (strategy, objective, seed, space, base_config, and each option of the header's
 // "measurement" object, {option: value}, that the journal's header records): a UserError names
-// the field or option that differs and both values. Without `resume`, an existing journal is an error (nothing is
-// overwritten).
+// the field or option that differs and both values. Without `resume`, an existing journal is an
+// error (nothing is overwritten).
 void open_journal(const std::string& dir, const nlohmann::json& header, bool resume);
 
 }  // namespace dyno

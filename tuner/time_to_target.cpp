@@ -38,12 +38,12 @@ SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults&
 std::vector<int64_t> larger_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch) {
   if (!throughput_space.find("batch_size") || !winner.contains("batch_size")) return {};
   const int64_t best = winner["batch_size"].get<int64_t>();
+  if (best < recipe_batch) return {};
   std::vector<int64_t> larger;
   for (const nlohmann::json& value : throughput_space.find("batch_size")->values)
     if (const int64_t b = value.is_number_integer() ? value.get<int64_t>() : 0; b > recipe_batch) larger.push_back(b);
   std::sort(larger.begin(), larger.end());
   larger.erase(std::unique(larger.begin(), larger.end()), larger.end());
-  if (best < recipe_batch) return {};
   // The next batch above the recipe's at least: phase 1 gives a throughput tie to the smaller batch.
   larger.erase(std::upper_bound(larger.begin() + std::min<size_t>(1, larger.size()), larger.end(), best), larger.end());
   return larger;
@@ -51,9 +51,14 @@ std::vector<int64_t> larger_batches(const SearchSpace& throughput_space, const n
 
 namespace {
 
-// Whether two runs reached the target after the same training: as many epochs, within 1%.
+// How far two counts of epochs to the target may differ and be the same training (an epoch's
+// last batch may be partial, and batches differ in it).
+constexpr double kSameEpochs = 0.01;
+
+// Whether two runs reached the target after the same training: as many epochs, within kSameEpochs.
 bool same_work(const Trial& a, const Trial& b) {
-  return a.epochs_to_target > 0 && b.epochs_to_target > 0 && std::abs(a.epochs_to_target - b.epochs_to_target) <= 0.01 * std::max(a.epochs_to_target, b.epochs_to_target);
+  return a.epochs_to_target > 0 && b.epochs_to_target > 0 &&
+         std::abs(a.epochs_to_target - b.epochs_to_target) <= kSameEpochs * std::max(a.epochs_to_target, b.epochs_to_target);
 }
 
 // `runs`, fastest first, with a run that did the same work as a faster one moved before it when
@@ -198,14 +203,16 @@ void TargetPhase::refine_learning_rate(Tuner& tuner) const {
         if (neighbour != point) runs.push_back(tuner.measure(neighbour, "refine-lr"));
       }
     }
-    for (const Trial& run : runs)
-      for (const auto& e : shorter_horizons(tuner, run.point))
-        if (run.time_to_target_s && run.epochs_to_target > 0 && horizon(e) >= 0.99 * run.epochs_to_target) {
-          nlohmann::json point_there = run.point;
-          point_there["epochs"] = e;
-          tuner.measure(point_there, "refine-lr");
-          break;
-        }
+    for (const Trial& run : runs) {
+      if (!run.time_to_target_s || run.epochs_to_target <= 0) continue;
+      const auto shorter = shorter_horizons(tuner, run.point);
+      const auto covering = std::find_if(shorter.begin(), shorter.end(),
+                                         [&](const nlohmann::json& e) { return horizon(e) >= (1 - kSameEpochs) * run.epochs_to_target; });
+      if (covering == shorter.end()) continue;
+      nlohmann::json ending_there = run.point;
+      ending_there["epochs"] = *covering;
+      tuner.measure(ending_there, "refine-lr");
+    }
   }
 }
 
