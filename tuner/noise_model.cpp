@@ -94,25 +94,22 @@ NoiseModel NoiseModel::fit(const std::vector<PointEvidence>& points, bool slow_s
   if (repeated.empty()) return model;
   // Expectation-maximisation: each point's expected slow processes, then the parameters, until settled.
   for (int iteration = 0; iteration < 100; ++iteration) {
-    double squares = 0, slow = 0, cross = 0, spread = 0;
+    // Over every repeated point: SS_0, the slow processes' deviations, their count, k (n - k) / n.
+    double squares = 0, cross = 0, slow = 0, spread = 0;
     for (const auto& d : repeated) {
       const SlowSpells s(d, model.sigma_, model.slow_chance_, model.slow_shift_, true);
       const auto n = static_cast<double>(d.size());
-      double ss0 = 0, slow_deviation = 0, k_spread = 0, k_mean = 0;
       for (size_t i = 0; i < d.size(); ++i) {
-        ss0 += d[i] * d[i];
-        slow_deviation += d[i] * s.inclusion[i];
+        squares += d[i] * d[i];
+        cross += d[i] * s.inclusion[i];
       }
       for (size_t k = 0; k < s.weights.size(); ++k) {
         const auto kd = static_cast<double>(k);
-        k_mean += s.weights[k] * kd;
-        k_spread += s.weights[k] * kd * (n - kd) / n;
+        slow += s.weights[k] * kd;
+        spread += s.weights[k] * kd * (n - kd) / n;
       }
-      squares += ss0 + 2 * model.slow_shift_ * slow_deviation + model.slow_shift_ * model.slow_shift_ * k_spread;
-      slow += k_mean;
-      cross += slow_deviation;
-      spread += k_spread;
     }
+    squares += 2 * model.slow_shift_ * cross + model.slow_shift_ * model.slow_shift_ * spread;  // the expected SS_S
     NoiseModel next = model;
     next.sigma_ = std::max(1e-4, std::sqrt((kPriorSigmaWeight * kPriorSigma * kPriorSigma + squares) / model.degrees_of_freedom_));
     if (slow_spells) next.slow_chance_ = std::clamp((kPriorSlowWeight * kPriorSlowChance + slow) / (kPriorSlowWeight + processes), 1e-4, 0.5);

@@ -173,12 +173,8 @@ void StagedSearch::run(Tuner& tuner) {
   // A knob's stage is its role's; every other role is tried in the knobs stage.
   enum Stage { kProcess, kPipeline, kBatch, kKnobs, kProcessAgain };
   auto stage_of = [&space](const Axis& axis) {
-    switch (space.knob(axis.knob).role) {
-      case KnobRole::Process: return kProcess;
-      case KnobRole::Pipeline: return kPipeline;
-      case KnobRole::Batch: return kBatch;
-      default: return kKnobs;
-    }
+    const KnobRole role = space.knob(axis.knob).role;
+    return role == KnobRole::Process ? kProcess : role == KnobRole::Pipeline ? kPipeline : role == KnobRole::Batch ? kBatch : kKnobs;
   };
   // The values the stages from `first` on have yet to try (of the batch, the sizes above the current).
   auto untried_from = [&](Stage first) {

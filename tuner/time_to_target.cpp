@@ -153,12 +153,12 @@ double TargetPhase::horizon(const nlohmann::json& epochs) const {
   return e != 0 ? e : options_.recipe_epochs > 0 ? static_cast<double>(options_.recipe_epochs) : HUGE_VAL;
 }
 
-std::vector<nlohmann::json> TargetPhase::shorter_horizons(const Tuner& tuner, const nlohmann::json& point) const {
+std::vector<nlohmann::json> TargetPhase::shorter_horizons(const Tuner& tuner, const nlohmann::json& point, double covering) const {
   std::vector<nlohmann::json> shorter;
   const Axis* epochs = tuner.space().find("epochs");
   if (!epochs || !point.contains("epochs") || !point["epochs"].is_number()) return shorter;
   for (const auto& e : epochs->values)
-    if (e.is_number() && horizon(e) < horizon(point["epochs"])) shorter.push_back(e);
+    if (e.is_number() && horizon(e) < horizon(point["epochs"]) && horizon(e) >= (1 - kSameEpochs) * covering) shorter.push_back(e);
   std::sort(shorter.begin(), shorter.end(), [&](const nlohmann::json& a, const nlohmann::json& b) { return horizon(a) < horizon(b); });
   return shorter;
 }
@@ -205,12 +205,10 @@ void TargetPhase::refine_learning_rate(Tuner& tuner) const {
     }
     for (const Trial& run : runs) {
       if (!run.time_to_target_s || run.epochs_to_target <= 0) continue;
-      const auto shorter = shorter_horizons(tuner, run.point);
-      const auto covering = std::find_if(shorter.begin(), shorter.end(),
-                                         [&](const nlohmann::json& e) { return horizon(e) >= (1 - kSameEpochs) * run.epochs_to_target; });
-      if (covering == shorter.end()) continue;
+      const auto covering = shorter_horizons(tuner, run.point, run.epochs_to_target);
+      if (covering.empty()) continue;
       nlohmann::json ending_there = run.point;
-      ending_there["epochs"] = *covering;
+      ending_there["epochs"] = covering.front();
       tuner.measure(ending_there, "refine-lr");
     }
   }

@@ -73,8 +73,9 @@ class TargetPhase {
   nlohmann::json at_batch(const nlohmann::json& from, int64_t batch) const;
   // A value of `epochs` in epochs (0: the recipe's; HUGE_VAL when not known).
   double horizon(const nlohmann::json& epochs) const;
-  // The values of the `epochs` axis shorter than `point`'s horizon, the shortest first.
-  std::vector<nlohmann::json> shorter_horizons(const Tuner& tuner, const nlohmann::json& point) const;
+  // The values of the `epochs` axis shorter than `point`'s horizon and at least `covering` epochs
+  // long (less 1%: the same training), the shortest first.
+  std::vector<nlohmann::json> shorter_horizons(const Tuner& tuner, const nlohmann::json& point, double covering = 0) const;
   void refine_batch(Tuner& tuner) const;
   void refine_learning_rate(Tuner& tuner) const;
   TargetPhaseOptions options_;

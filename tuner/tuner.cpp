@@ -37,6 +37,7 @@ Tuner::Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& execu
     replayed_.push_back(false);
   }
   resumed_ = !trials_.empty();
+  next_id_ = static_cast<int64_t>(trials_.size()) + 1;
 }
 
 std::optional<Trial> Tuner::recall(const std::string& key) {
@@ -96,8 +97,7 @@ Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int6
     request.stop_below = race_bar(race->point);
     request.race_id = race->id;
   }
-  // While this trial waits for its guard reference, the reference takes the next id (and folder).
-  const int64_t id = static_cast<int64_t>(trials_.size()) + 1 + awaiting_reference_;
+  const int64_t id = next_id_++;  // its guard reference, measured while it waits, takes the next
   Trial trial = executor_.execute(point, request, "trial-" + std::to_string(id));
   if (trial.outcome == Outcome::Interrupted) throw TuningInterrupted{};
   trial.id = id;
@@ -141,11 +141,6 @@ std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json&
     if (const Trial* earlier = find(point, level); earlier && earlier->ok()) return std::nullopt;
   for (const auto& t : trials_)
     if (t.ok() && t.budget_level == budget_level && !t.losses.empty() && ConvergenceGuard::same_trajectory(t.point, *reference)) return t.losses;
-  struct Awaiting {
-    int64_t& count;
-    explicit Awaiting(int64_t& c) : count(++c) {}
-    ~Awaiting() { --count; }
-  } awaiting(awaiting_reference_);
   try {
     const auto needed = static_cast<int64_t>(options_.guard.reference_windows(windows));
     const Trial& ref = measure(*reference, kGuardReferenceStage, budget_level, nullptr, needed);
@@ -162,7 +157,7 @@ Trial Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const 
   if (const auto known = recall(key)) return *known;
   Trial trial = executor.execute(point, TrialRequest{budget_level}, stage + "-" + label);
   if (trial.outcome == Outcome::Interrupted) throw TuningInterrupted{};
-  trial.id = static_cast<int64_t>(trials_.size()) + 1;
+  trial.id = next_id_++;
   trial.key = key;
   trial.stage = stage;
   trial.objective = per_second_to_target(trial);
@@ -201,11 +196,7 @@ NoiseModel Tuner::noise() const {
   return noise_cache_->second;
 }
 
-double Tuner::estimate(const nlohmann::json& point, const NoiseModel& noise) const {
-  return noise.posterior(evidence(point)).mean();
-}
-
-double Tuner::estimated_objective(const nlohmann::json& point) const { return std::exp(estimate(point, noise())); }
+double Tuner::estimated_objective(const nlohmann::json& point) const { return std::exp(noise().posterior(evidence(point)).mean()); }
 
 Comparison Tuner::judge(const nlohmann::json& a, const nlohmann::json& b) const {
   return decide(evidence(a), evidence(b), noise(), options_.decision);
@@ -217,11 +208,7 @@ Verdict Tuner::compare(const nlohmann::json& a, const nlohmann::json& b, const s
     const size_t na = evidence(a).processes(), nb = evidence(b).processes();
     if (answered(c, options_.decision) || std::min(na, nb) >= options_.decision.max_processes || !budget_covers(1 + reserved_))
       return settled(c, a, b);
-    try {
-      measure_again(na <= nb ? a : b, stage);
-    } catch (const BudgetExhausted&) {
-      return settled(c, a, b);
-    }
+    measure_again(na <= nb ? a : b, stage);  // budget_covers: never BudgetExhausted
   }
 }
 
@@ -246,14 +233,12 @@ bool Tuner::preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::
                                       TunerOptions::kMaterialMemoryShare * static_cast<double>(options_.memory_capacity_bytes));
     if (std::abs(saving) > material) return saving > 0;
   }
-  const NoiseModel n = noise();
-  return estimate(a, n) > estimate(b, n);
+  return estimated_objective(a) > estimated_objective(b);
 }
 
 void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
   auto leader = [&] {
-    const NoiseModel n = noise();
-    return *std::max_element(points.begin(), points.end(), [&](const auto& x, const auto& y) { return estimate(x, n) < estimate(y, n); });
+    return *std::max_element(points.begin(), points.end(), [&](const auto& x, const auto& y) { return estimated_objective(x) < estimated_objective(y); });
   };
   auto drop = [&](const std::function<bool(const nlohmann::json&)>& out) { points.erase(std::remove_if(points.begin(), points.end(), out), points.end()); };
   auto decided = [&] {

@@ -65,8 +65,6 @@ class Tuner {
   PointEvidence evidence(const nlohmann::json& point) const;
   // The between-process noise, fitted to every point measured more than once (NoiseModel::fit).
   NoiseModel noise() const;
-  // The point's estimate (log scale): its posterior mean under `noise`.
-  double estimate(const nlohmann::json& point, const NoiseModel& noise) const;
   // The estimate in the objective's units (samples/s, or 1 / seconds to the target), under noise().
   double estimated_objective(const nlohmann::json& point) const;
   // decide(a, b) on the evidence as it stands.
@@ -123,7 +121,7 @@ class Tuner {
   // has asked for it again, so every decision sees what it saw the first time.
   std::vector<bool> replayed_;
   bool resumed_ = false;
-  int64_t awaiting_reference_ = 0;  // trials executed but waiting for their guard reference
+  int64_t next_id_ = 1;             // of the next trial executed (and its folder, trial-<id>)
   int64_t reserved_ = 0;            // processes the strategy needs after this comparison (reserve)
   std::optional<nlohmann::json> race_winner_;
   // noise() fitted at (trials, visible trials): every decision asks for it, the fit runs once per change.
