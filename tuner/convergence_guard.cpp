@@ -2,10 +2,8 @@
 
 #include "reports/knob.h"
 
-#include <algorithm>
 #include <cmath>
 #include <sstream>
-#include <utility>
 
 namespace dyno {
 namespace {

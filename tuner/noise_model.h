@@ -3,7 +3,6 @@
 // slow spell only ever lowers a figure), fitted by expectation-maximisation with weak priors.
 #pragma once
 
-#include <cstddef>
 #include <vector>
 
 #include "tuner/evidence.h"

@@ -100,9 +100,8 @@ SearchSpace SearchSpace::default_for(const std::string& device, bool convolution
 }
 
 const SearchSpace::Declaration* SearchSpace::declaration(const std::string& name) const {
-  for (const auto& d : declared_)
-    if (d.knob.name == name) return &d;
-  return nullptr;
+  const auto it = std::find_if(declared_.begin(), declared_.end(), [&](const Declaration& d) { return d.knob.name == name; });
+  return it == declared_.end() ? nullptr : &*it;
 }
 
 const Knob& SearchSpace::knob(const std::string& name) const {
@@ -201,9 +200,8 @@ void SearchSpace::override_axis(const std::string& spec) {
 }
 
 const Axis* SearchSpace::find(const std::string& knob) const {
-  for (const auto& axis : axes_)
-    if (axis.knob == knob) return &axis;
-  return nullptr;
+  const auto it = std::find_if(axes_.begin(), axes_.end(), [&](const Axis& a) { return a.knob == knob; });
+  return it == axes_.end() ? nullptr : &*it;
 }
 
 int64_t SearchSpace::grid_size() const {

@@ -7,7 +7,6 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <utility>
 
 #include "reports/knob.h"
 #include "tuner/tuner.h"
@@ -155,12 +154,8 @@ int64_t StagedSearch::expected_trials(const SearchSpace& space, int64_t max_tria
   for (const auto& axis : space.axes()) {
     const auto n = static_cast<int64_t>(axis.values.size());
     if (space.knob(axis.knob).role == KnobRole::Process) neighbours += n - 1;  // and once more after the knobs
-    if (axis.knob == "batch_size") {
-      once += std::min<int64_t>(n - 1, 4);
-    } else {
-      once += n - 1;
-      neighbours += is_ordered(axis) ? std::min<int64_t>(n - 1, 2) : n - 1;
-    }
+    once += axis.knob == "batch_size" ? std::min<int64_t>(n - 1, 4) : n - 1;
+    if (axis.knob != "batch_size") neighbours += is_ordered(axis) ? std::min<int64_t>(n - 1, 2) : n - 1;
   }
   // A value that loses by less than a slow spell runs in a second process: about every value.
   const int64_t total = kStartProcesses + 2 * (once - 1) + neighbours + 1 + kFinalists * 2;

@@ -1,16 +1,10 @@
 #include "tuner/time_to_target.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <initializer_list>
-#include <optional>
 #include <tuple>
-#include <utility>
-#include <vector>
 
 #include "tuner/strategy.h"
 #include "tuner/tuner.h"
@@ -103,13 +97,10 @@ double race_time_cap(const Tuner& tuner, double cap_s) {
 std::vector<nlohmann::json> race_finalists(const Tuner& tuner, size_t count) {
   std::vector<const Trial*> ranked;
   for (const auto& point : tuner.leading_points(SIZE_MAX)) ranked.push_back(tuner.latest(point));
-  std::vector<nlohmann::json> finalists, others, horizons;
+  std::vector<nlohmann::json> finalists, others;  // the first of each horizon; the rest
   for (const Trial* t : surest_first(ranked)) {
-    const nlohmann::json& point = t->point;
-    const nlohmann::json horizon = point.value("epochs", nlohmann::json());
-    const bool first_of_horizon = std::find(horizons.begin(), horizons.end(), horizon) == horizons.end();
-    if (first_of_horizon) horizons.push_back(horizon);
-    (first_of_horizon ? finalists : others).push_back(point);
+    auto same_horizon = [&](const nlohmann::json& p) { return p.value("epochs", nlohmann::json()) == t->point.value("epochs", nlohmann::json()); };
+    (std::none_of(finalists.begin(), finalists.end(), same_horizon) ? finalists : others).push_back(t->point);
   }
   finalists.insert(finalists.end(), others.begin(), others.end());
   if (finalists.size() > count) finalists.resize(count);

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
-#include <map>
 #include <numeric>
 #include <tuple>
 
@@ -72,10 +70,8 @@ bool Tuner::budget_covers(int64_t processes) const {
 }
 
 int64_t Tuner::complexity(const nlohmann::json& point) const {
-  int64_t n = 0;
-  for (const auto& [knob, value] : point.items())
-    if (!start_point_.contains(knob) || start_point_[knob] != value) ++n;
-  return n;
+  const auto knobs = point.items();
+  return std::count_if(knobs.begin(), knobs.end(), [&](const auto& knob) { return start_point_.value(knob.key(), nlohmann::json()) != knob.value(); });
 }
 
 Trial Tuner::measure_again(const nlohmann::json& point, const std::string& stage) {
@@ -164,10 +160,7 @@ Trial Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const 
   return record(std::move(trial));
 }
 
-bool Tuner::visible(const Trial& trial) const {
-  const auto it = by_key_.find(trial.key);
-  return it == by_key_.end() || replayed_[it->second];
-}
+bool Tuner::visible(const Trial& trial) const { return replayed_[by_key_.at(trial.key)]; }
 
 // One figure per process, guard references included (verification keys start with their stage).
 PointEvidence Tuner::evidence(const nlohmann::json& point) const {
@@ -185,14 +178,13 @@ PointEvidence Tuner::evidence(const nlohmann::json& point) const {
 
 NoiseModel Tuner::noise() const {
   const auto visible_count = static_cast<size_t>(std::count(replayed_.begin(), replayed_.end(), true));
-  const std::pair<size_t, size_t> key{trials_.size(), visible_count};
-  if (noise_cache_ && noise_cache_->first == key) return noise_cache_->second;
+  if (noise_cache_ && noise_cache_->first == visible_count) return noise_cache_->second;
   std::map<std::string, nlohmann::json> points;
   for (const auto& t : trials_)
     if (t.ok() && !t.after_search() && visible(t)) points.emplace(point_key(t.point), t.point);
   std::vector<PointEvidence> evidence_of;
   for (const auto& entry : points) evidence_of.push_back(evidence(entry.second));
-  noise_cache_.emplace(key, NoiseModel::fit(evidence_of, options_.throughput()));
+  noise_cache_.emplace(visible_count, NoiseModel::fit(evidence_of, options_.throughput()));
   return noise_cache_->second;
 }
 

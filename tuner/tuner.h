@@ -124,8 +124,9 @@ class Tuner {
   int64_t next_id_ = 1;             // of the next trial executed (and its folder, trial-<id>)
   int64_t reserved_ = 0;            // processes the strategy needs after this comparison (reserve)
   std::optional<nlohmann::json> race_winner_;
-  // noise() fitted at (trials, visible trials): every decision asks for it, the fit runs once per change.
-  mutable std::optional<std::pair<std::pair<size_t, size_t>, NoiseModel>> noise_cache_;
+  // noise() at a count of visible trials (every trial recorded or recalled adds one): every decision
+  // asks for it, the fit runs once per change.
+  mutable std::optional<std::pair<size_t, NoiseModel>> noise_cache_;
 };
 
 // The journal's first line: what the run was, so --resume can refuse a mismatched one.
