@@ -124,8 +124,8 @@ class Tuner {
   int64_t next_id_ = 1;             // of the next trial executed (and its folder, trial-<id>)
   int64_t reserved_ = 0;            // processes the strategy needs after this comparison (reserve)
   std::optional<nlohmann::json> race_winner_;
-  // noise() at a count of visible trials (every trial recorded or recalled adds one): every decision
-  // asks for it, the fit runs once per change.
+  // noise() at a count of visible trials (only a trial becoming visible changes what it fits): every
+  // decision asks for it, the fit runs once per change.
   mutable std::optional<std::pair<size_t, NoiseModel>> noise_cache_;
 };
 
