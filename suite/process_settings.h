@@ -10,8 +10,8 @@ namespace dyno {
 // mode "system": the C library's defaults. glibc serves blocks above a moving threshold with mmap
 // and returns freed memory to the kernel, so a step can map, fault in and unmap the same
 // activation buffers every time; which blocks take that path depends on the process's allocation
-// history (even on the length of its command line), and the same fashion-cnn config (batch 256,
-// bf16) ran at 4,500 or 5,900 samples/s from one process to the next.
+// history (even on the length of its command line), so the same config's throughput differs from
+// one process to the next by as much as a quarter (README, Knobs, has the measurement).
 // mode "retain": no mmap for large blocks and no trimming, so freed memory is reused.
 // mode "hugepages" (the default): retain, with glibc handing out its heaps in transparent huge
 // pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, glibc >= 2.35; where the kernel's THP mode is
