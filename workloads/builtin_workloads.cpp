@@ -23,9 +23,11 @@ int64_t fashion_limit(const std::string& size, bool train) {
 }
 
 std::shared_ptr<const ExampleSource> fashion_split(const std::string& split, int64_t limit) {
-  FashionMnistSplit data = load_fashion_mnist(split, limit);
-  auto images = torch::from_blob(data.images.pixels.data(), {data.images.count, 1, data.images.rows, data.images.cols}, torch::kUInt8).clone();
-  auto labels = torch::from_blob(data.labels.data(), {static_cast<int64_t>(data.labels.size())}, torch::kUInt8).to(torch::kLong);
+  auto data = std::make_shared<FashionMnistSplit>(load_fashion_mnist(split, limit));
+  // The tensor holds the decoded pixels themselves (no copy), and `data` as long as it lives.
+  auto images = torch::from_blob(data->images.pixels.data(), {data->images.count, 1, data->images.rows, data->images.cols},
+                                 [data](void*) {}, torch::kUInt8);
+  auto labels = torch::from_blob(data->labels.data(), {static_cast<int64_t>(data->labels.size())}, torch::kUInt8).to(torch::kLong);
   return std::make_shared<ImageSource>(images, labels, kFashionMnistMean, kFashionMnistStd);
 }
 

@@ -1,11 +1,10 @@
 #include "workloads/fashion_mnist.h"
 
-#include <zlib.h>
-
 #include <cstdlib>
-#include <filesystem>
+#include <utility>
 
 #include "reports/user_error.h"
+#include "workloads/gzip_file.h"
 
 namespace dyno {
 namespace {
@@ -21,30 +20,7 @@ std::string fashion_mnist_dir() {
   return "/usr/share/datasets/fashion-mnist";
 }
 
-std::vector<uint8_t> read_gzip_file(const std::string& path, const std::string& package_hint) {
-  if (!std::filesystem::exists(path))
-    throw UserError("data", "'" + path + "' not found. HINT: it is installed by the Debian package " + package_hint +
-                                " (`apt-get install " + package_hint + "`, or run scripts/setup)");
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (!file) throw UserError("data", "cannot open '" + path + "'");
-  std::vector<uint8_t> out;
-  std::vector<uint8_t> chunk(1 << 20);
-  for (;;) {
-    int n = gzread(file, chunk.data(), static_cast<unsigned>(chunk.size()));
-    if (n < 0) {
-      int err = 0;
-      std::string message = gzerror(file, &err);
-      gzclose(file);
-      throw UserError("data", "'" + path + "' is not a readable gzip file: " + message);
-    }
-    if (n == 0) break;
-    out.insert(out.end(), chunk.begin(), chunk.begin() + n);
-  }
-  gzclose(file);
-  return out;
-}
-
-IdxImages parse_idx_images(const std::vector<uint8_t>& bytes, const std::string& path) {
+IdxImages parse_idx_images(std::vector<uint8_t> bytes, const std::string& path) {
   if (bytes.size() < 16 || big_endian_u32(bytes, 0) != 0x00000803)
     throw UserError("data", "'" + path + "' is not an IDX image file (magic 0x00000803)");
   IdxImages images;
@@ -54,7 +30,8 @@ IdxImages parse_idx_images(const std::vector<uint8_t>& bytes, const std::string&
   size_t expected = 16 + static_cast<size_t>(images.count * images.rows * images.cols);
   if (bytes.size() != expected)
     throw UserError("data", "'" + path + "' is truncated: " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(expected));
-  images.pixels.assign(bytes.begin() + 16, bytes.end());
+  bytes.erase(bytes.begin(), bytes.begin() + 16);  // in place: no second copy of the pixels
+  images.pixels = std::move(bytes);
   return images;
 }
 

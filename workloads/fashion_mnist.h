@@ -1,5 +1,6 @@
 // Reads Fashion-MNIST straight from the Debian package's gzip-compressed IDX files
-// (/usr/share/datasets/fashion-mnist, package dataset-fashion-mnist); no unpacking step.
+// (/usr/share/datasets/fashion-mnist, package dataset-fashion-mnist); no unpacking step (the
+// decoded bytes are kept in the data cache, workloads/gzip_file.h).
 // DYNO_FASHION_MNIST_DIR overrides the folder.
 #pragma once
 
@@ -28,9 +29,8 @@ std::string fashion_mnist_dir();
 // split: "train" (60,000) or "t10k" (10,000). limit > 0 keeps the first `limit` examples.
 FashionMnistSplit load_fashion_mnist(const std::string& split, int64_t limit = 0);
 
-// Exposed for tests: gunzips a whole file; throws UserError with the install hint when missing.
-std::vector<uint8_t> read_gzip_file(const std::string& path, const std::string& package_hint);
-IdxImages parse_idx_images(const std::vector<uint8_t>& bytes, const std::string& path);
+// Exposed for tests.
+IdxImages parse_idx_images(std::vector<uint8_t> bytes, const std::string& path);
 std::vector<uint8_t> parse_idx_labels(const std::vector<uint8_t>& bytes, const std::string& path);
 
 }  // namespace dyno

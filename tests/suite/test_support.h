@@ -4,31 +4,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <ftw.h>
-
 #include <cstdio>
 #include <vector>
 
 #include <torch/torch.h>
 
+#include "temp_dir.h"
 #include "workloads/workload_registry.h"
 #include <filesystem>
 #include <string>
 
 namespace dyno::testing {
-
-// Not std::filesystem::remove_all: libtorch.so exports its own copy of that symbol, which
-// crashes when a torch-linked binary calls it (LibTorch 2.11 wheel).
-inline void remove_tree(const std::filesystem::path& path) {
-  ::nftw(path.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-inline std::filesystem::path fresh_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("dyno_test_" + name + "_" + std::to_string(::getpid()));
-  remove_tree(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 struct CommandResult {
   int exit_code = -1;

@@ -1,0 +1,156 @@
+#include "workloads/gzip_file.h"
+
+#include <zlib.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "reports/user_error.h"
+#include "temp_dir.h"
+
+namespace dyno {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<uint8_t> bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void write_text(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+void write_gzip(const fs::path& path, const std::string& text) {
+  gzFile file = gzopen(path.c_str(), "wb");
+  ASSERT_NE(file, nullptr);
+  ASSERT_EQ(gzwrite(file, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  gzclose(file);
+}
+
+// A source folder and a data cache of the test's own (DYNO_DATA_CACHE), removed afterwards.
+class GzipFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = testing::fresh_dir("gzip_file");
+    cache_ = root_ / "cache";
+    setenv("DYNO_DATA_CACHE", cache_.c_str(), 1);
+    source_ = root_ / "images.gz";
+    write_gzip(source_, "the decoded bytes");
+  }
+  void TearDown() override {
+    unsetenv("DYNO_DATA_CACHE");
+    testing::remove_tree(root_);
+  }
+  std::vector<fs::path> cache_entries() const {
+    std::vector<fs::path> entries;
+    if (fs::exists(cache_))
+      for (const auto& e : fs::directory_iterator(cache_)) entries.push_back(e.path());
+    return entries;
+  }
+  fs::path root_, cache_, source_;
+};
+
+TEST_F(GzipFile, KeepsTheDecodedBytesForTheNextReadToUse) {
+  EXPECT_EQ(read_gzip_file(source_, "pkg"), bytes_of("the decoded bytes"));
+  const auto entries = cache_entries();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(read_text(entries[0]), "the decoded bytes");
+  // The next read does not decode: with the compressed data damaged (same size, time, header and
+  // trailer), it still returns the bytes.
+  std::string compressed = read_text(source_);
+  const auto modified = fs::last_write_time(source_);
+  for (size_t i = 10; i + 8 < compressed.size(); ++i) compressed[i] = static_cast<char>(0xff);
+  write_text(source_, compressed);
+  fs::last_write_time(source_, modified);
+  setenv("DYNO_DATA_CACHE", "off", 1);
+  EXPECT_THROW(read_gzip_file(source_, "pkg"), UserError);  // decoding it now fails
+  setenv("DYNO_DATA_CACHE", cache_.c_str(), 1);
+  EXPECT_EQ(read_gzip_file(source_, "pkg"), bytes_of("the decoded bytes"));
+}
+
+TEST_F(GzipFile, DecodesAgainWhenTheSourceChanged) {
+  read_gzip_file(source_, "pkg");
+  write_gzip(source_, "other content, longer");
+  fs::last_write_time(source_, fs::last_write_time(source_) + std::chrono::seconds(5));
+  EXPECT_EQ(read_gzip_file(source_, "pkg"), bytes_of("other content, longer"));
+}
+
+TEST_F(GzipFile, AnEntryThatIsNotWhatTheTrailerStatesIsDecodedAgainAndReplaced) {
+  read_gzip_file(source_, "pkg");
+  const auto entries = cache_entries();
+  ASSERT_EQ(entries.size(), 1u);
+  for (const std::string damaged : {"the deco", "THE DECODED BYTES"}) {  // shorter; the same length, other bytes
+    write_text(entries[0], damaged);
+    EXPECT_EQ(read_gzip_file(source_, "pkg"), bytes_of("the decoded bytes"));
+    EXPECT_EQ(read_text(entries[0]), "the decoded bytes");
+  }
+}
+
+TEST_F(GzipFile, OffReadsWithoutACache) {
+  setenv("DYNO_DATA_CACHE", "off", 1);
+  EXPECT_EQ(data_cache_dir(), "");
+  EXPECT_EQ(read_gzip_file(source_, "pkg"), bytes_of("the decoded bytes"));
+  EXPECT_FALSE(fs::exists(cache_));
+}
+
+TEST_F(GzipFile, ACacheThatCannotBeWrittenIsSkipped) {
+  write_text(root_ / "a-file", "");
+  setenv("DYNO_DATA_CACHE", (root_ / "a-file" / "cache").c_str(), 1);  // a folder under a file: never created
+  EXPECT_EQ(read_gzip_file(source_, "pkg"), bytes_of("the decoded bytes"));
+}
+
+TEST_F(GzipFile, AFileThatIsNotGzipIsReadAsItIsAndNotCached) {
+  write_text(source_, "plain text");
+  EXPECT_EQ(read_gzip_file(source_, "pkg"), bytes_of("plain text"));
+  EXPECT_TRUE(cache_entries().empty());
+}
+
+TEST_F(GzipFile, AMissingFileNamesThePackageThatInstallsIt) {
+  try {
+    read_gzip_file(root_ / "missing.gz", "dataset-example");
+    FAIL() << "no error for a missing file";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("apt-get install dataset-example"), std::string::npos) << e.what();
+  }
+}
+
+// Sets (or with nullptr unsets) an environment variable for its lifetime.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(DataCacheDir, FollowsDynosCacheThenTheXdgCacheFolderThenHome) {
+  ScopedEnv data_cache("DYNO_DATA_CACHE", nullptr), home("HOME", "/h");
+  {
+    ScopedEnv dyno("DYNO_CACHE", "/d/cache"), xdg("XDG_CACHE_HOME", "/x/cache");
+    EXPECT_EQ(data_cache_dir(), "/d/cache/data");
+  }
+  {
+    ScopedEnv dyno("DYNO_CACHE", nullptr), xdg("XDG_CACHE_HOME", "/x/cache");
+    EXPECT_EQ(data_cache_dir(), "/x/cache/dyno/data");
+  }
+  ScopedEnv dyno("DYNO_CACHE", nullptr), xdg("XDG_CACHE_HOME", nullptr);
+  EXPECT_EQ(data_cache_dir(), "/h/.cache/dyno/data");
+}
+
+}  // namespace
+}  // namespace dyno

@@ -1,0 +1,118 @@
+#include "workloads/gzip_file.h"
+
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+
+#include "reports/atomic_file.h"
+#include "reports/user_error.h"
+
+namespace dyno {
+namespace {
+
+// FNV-1a: a name for the cache entry that stays the same from one build to the next.
+uint64_t fnv1a(const std::string& text) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+// What the gzip trailer states of the decoded bytes: their CRC-32 and length (modulo 2^32).
+struct CacheEntry {
+  std::string path;
+  uint32_t crc = 0;
+  uint64_t decoded_size = 0;
+};
+
+// Where the decoded bytes of `source` are kept; nullopt without a cache or for a file that is not gzip.
+// POSIX calls, not std::filesystem: libtorch.so exports its own copies of those functions.
+std::optional<CacheEntry> cache_entry(const std::string& source) {
+  const std::string dir = data_cache_dir();
+  struct stat info {};
+  char* resolved = dir.empty() ? nullptr : ::realpath(source.c_str(), nullptr);
+  const std::string absolute = resolved ? resolved : "";
+  std::free(resolved);
+  if (absolute.empty() || ::stat(absolute.c_str(), &info) != 0 || info.st_size < 18) return std::nullopt;  // 18: gzip's header and trailer
+  std::ifstream in(absolute, std::ios::binary);
+  unsigned char magic[2] = {}, trailer[8] = {};
+  in.read(reinterpret_cast<char*>(magic), 2);
+  in.seekg(-8, std::ios::end);
+  in.read(reinterpret_cast<char*>(trailer), 8);
+  if (!in || magic[0] != 0x1f || magic[1] != 0x8b) return std::nullopt;
+  const std::string key = absolute + "\n" + std::to_string(info.st_size) + "\n" + std::to_string(info.st_mtim.tv_sec) + "." +
+                          std::to_string(info.st_mtim.tv_nsec);
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
+  std::string name = absolute.substr(absolute.rfind('/') + 1);
+  if (name.size() > 3 && name.compare(name.size() - 3, 3, ".gz") == 0) name.resize(name.size() - 3);
+  const auto little_endian = [&](int at) {
+    return uint32_t{trailer[at]} | uint32_t{trailer[at + 1]} << 8 | uint32_t{trailer[at + 2]} << 16 | uint32_t{trailer[at + 3]} << 24;
+  };
+  return CacheEntry{dir + "/" + name + "-" + hash, little_endian(0), little_endian(4)};
+}
+
+// The entry's bytes when their length and CRC-32 are the trailer's (what decoding returns); nullopt otherwise.
+std::optional<std::vector<uint8_t>> read_entry(const CacheEntry& entry) {
+  struct stat info {};
+  if (::stat(entry.path.c_str(), &info) != 0 || static_cast<uint64_t>(info.st_size) != entry.decoded_size) return std::nullopt;
+  std::vector<uint8_t> bytes(entry.decoded_size);
+  std::ifstream in(entry.path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!in || crc32_z(0, bytes.data(), bytes.size()) != entry.crc) return std::nullopt;
+  return bytes;
+}
+
+std::vector<uint8_t> decode(const std::string& path) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (!file) throw UserError("data", "cannot open '" + path + "'");
+  std::vector<uint8_t> out;
+  std::vector<uint8_t> chunk(1 << 20);
+  for (;;) {
+    int n = gzread(file, chunk.data(), static_cast<unsigned>(chunk.size()));
+    if (n < 0) {
+      int err = 0;
+      std::string message = gzerror(file, &err);
+      gzclose(file);
+      throw UserError("data", "'" + path + "' is not a readable gzip file: " + message);
+    }
+    if (n == 0) break;
+    out.insert(out.end(), chunk.begin(), chunk.begin() + n);
+  }
+  gzclose(file);
+  return out;
+}
+
+}  // namespace
+
+std::string data_cache_dir() {
+  if (const char* dir = std::getenv("DYNO_DATA_CACHE"); dir && *dir) return std::string(dir) == "off" ? "" : dir;
+  if (const char* dyno = std::getenv("DYNO_CACHE"); dyno && *dyno) return std::string(dyno) + "/data";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/dyno/data";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/dyno/data";
+  return "";
+}
+
+std::vector<uint8_t> read_gzip_file(const std::string& path, const std::string& package_hint) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0)
+    throw UserError("data", "'" + path + "' not found. HINT: it is installed by the Debian package " + package_hint +
+                                " (`apt-get install " + package_hint + "`, or run scripts/setup)");
+  const auto entry = cache_entry(path);
+  if (entry)
+    if (auto cached = read_entry(*entry)) return std::move(*cached);
+  std::vector<uint8_t> bytes = decode(path);
+  if (entry && bytes.size() == entry->decoded_size) {
+    try {
+      write_file_atomically(entry->path, std::string(bytes.begin(), bytes.end()));
+    } catch (const std::exception&) {
+      // A cache that cannot be written (read-only home, full disk) is skipped: the next process decodes again.
+    }
+  }
+  return bytes;
+}
+
+}  // namespace dyno
