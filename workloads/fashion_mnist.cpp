@@ -27,9 +27,13 @@ IdxImages parse_idx_images(std::vector<uint8_t> bytes, const std::string& path) 
   images.count = big_endian_u32(bytes, 4);
   images.rows = big_endian_u32(bytes, 8);
   images.cols = big_endian_u32(bytes, 12);
-  size_t expected = 16 + static_cast<size_t>(images.count * images.rows * images.cols);
-  if (bytes.size() != expected)
-    throw UserError("data", "'" + path + "' is truncated: " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(expected));
+  // rows * cols fits 64 bits (each is 32); count * that may not: compared by division instead.
+  const uint64_t image_bytes = static_cast<uint64_t>(images.rows) * static_cast<uint64_t>(images.cols);
+  const uint64_t pixel_bytes = bytes.size() - 16;
+  if (image_bytes == 0 || pixel_bytes % image_bytes != 0 || pixel_bytes / image_bytes != static_cast<uint64_t>(images.count))
+    throw UserError("data", "'" + path + "' does not hold its header's " + std::to_string(images.count) + " images of " +
+                                std::to_string(images.rows) + "x" + std::to_string(images.cols) + " pixels: it has " +
+                                std::to_string(pixel_bytes) + " bytes of pixels (truncated, or not an IDX image file)");
   bytes.erase(bytes.begin(), bytes.begin() + 16);  // in place: no second copy of the pixels
   images.pixels = std::move(bytes);
   return images;
@@ -58,6 +62,7 @@ FashionMnistSplit load_fashion_mnist(const std::string& split, int64_t limit) {
   if (limit > 0 && limit < out.images.count) {
     out.images.count = limit;
     out.images.pixels.resize(static_cast<size_t>(limit * out.images.rows * out.images.cols));
+    out.images.pixels.shrink_to_fit();  // the images tensor holds this vector for the whole run
     out.labels.resize(static_cast<size_t>(limit));
   }
   return out;

@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <optional>
 
@@ -28,7 +30,8 @@ struct CacheEntry {
   uint64_t decoded_size = 0;
 };
 
-// Where the decoded bytes of `source` are kept; nullopt without a cache or for a file that is not gzip.
+// Where the decoded bytes of `source` are kept: one entry per source path (a changed source's entry
+// fails the trailer's check and is replaced); nullopt without a cache or for a file that is not gzip.
 // POSIX calls, not std::filesystem: libtorch.so exports its own copies of those functions.
 std::optional<CacheEntry> cache_entry(const std::string& source) {
   const std::string dir = data_cache_dir();
@@ -43,10 +46,8 @@ std::optional<CacheEntry> cache_entry(const std::string& source) {
   in.seekg(-8, std::ios::end);
   in.read(reinterpret_cast<char*>(trailer), 8);
   if (!in || magic[0] != 0x1f || magic[1] != 0x8b) return std::nullopt;
-  const std::string key = absolute + "\n" + std::to_string(info.st_size) + "\n" + std::to_string(info.st_mtim.tv_sec) + "." +
-                          std::to_string(info.st_mtim.tv_nsec);
   char hash[17];
-  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(absolute)));
   std::string name = absolute.substr(absolute.rfind('/') + 1);
   if (name.size() > 3 && name.compare(name.size() - 3, 3, ".gz") == 0) name.resize(name.size() - 3);
   const auto little_endian = [&](int at) {
@@ -98,14 +99,18 @@ std::string data_cache_dir() {
 
 std::vector<uint8_t> read_gzip_file(const std::string& path, const std::string& package_hint) {
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0)
+  if (::stat(path.c_str(), &info) != 0) {
+    if (errno != ENOENT) throw UserError("data", "cannot read '" + path + "': " + std::strerror(errno));
     throw UserError("data", "'" + path + "' not found. HINT: it is installed by the Debian package " + package_hint +
                                 " (`apt-get install " + package_hint + "`, or run scripts/setup)");
+  }
   const auto entry = cache_entry(path);
   if (entry)
     if (auto cached = read_entry(*entry)) return std::move(*cached);
   std::vector<uint8_t> bytes = decode(path);
-  if (entry && bytes.size() == entry->decoded_size) {
+  // Stored only when the bytes are what the trailer states (a file with several gzip members, or
+  // of 4 GiB or more, is decoded every time).
+  if (entry && bytes.size() == entry->decoded_size && crc32_z(0, bytes.data(), bytes.size()) == entry->crc) {
     try {
       write_file_atomically(entry->path, std::string(bytes.begin(), bytes.end()));
     } catch (const std::exception&) {

@@ -16,9 +16,9 @@ std::string data_cache_dir();
 
 // The decoded content of the gzip file at `path` (a file that is not gzip is read as it is).
 // Throws UserError with the install hint of `package_hint` when it is missing, and UserError when
-// it is not readable. Read from the data cache when that holds the file's decoded bytes (the same
-// absolute path, size and modification time, and the length its gzip trailer states); otherwise
-// decoded and, where the cache can be written, stored there atomically for the next process.
+// it is not readable. Read from the data cache when that holds the file's decoded bytes (an entry
+// for its absolute path with the length and CRC-32 its gzip trailer states); otherwise decoded and,
+// where the cache can be written, stored there atomically for the next process.
 std::vector<uint8_t> read_gzip_file(const std::string& path, const std::string& package_hint);
 
 }  // namespace dyno

@@ -16,6 +16,7 @@ TEST(FashionMnist, ReadsTheDebianFilesDirectly) {
   EXPECT_EQ(test.images.rows, 28);
   EXPECT_EQ(test.images.cols, 28);
   EXPECT_EQ(test.labels.size(), 10000u);
+  EXPECT_EQ(test.images.pixels.size(), 10000u * 28 * 28);
   std::vector<int> per_class(10, 0);
   for (uint8_t label : test.labels) {
     ASSERT_LT(label, 10);
@@ -46,6 +47,26 @@ TEST(FashionMnist, MissingFilesNameThePackage) {
     EXPECT_NE(std::string(e.what()).find("dataset-fashion-mnist"), std::string::npos) << e.what();
   }
   unsetenv("DYNO_FASHION_MNIST_DIR");
+}
+
+TEST(FashionMnist, PixelsStartAfterTheHeader) {
+  // Two images of 1x2 pixels: magic 0x00000803, count 2, rows 1, cols 2, then 1 2 3 4.
+  const IdxImages images = parse_idx_images({0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, 1, 2, 3, 4}, "x");
+  EXPECT_EQ(images.count, 2);
+  EXPECT_EQ(images.pixels, (std::vector<uint8_t>{1, 2, 3, 4}));
+}
+
+TEST(FashionMnist, AHeaderItsPixelsDoNotMatchIsRefusedWithBothCounts) {
+  // A count of 2^32 - 1 images of 65535x65535 pixels (the product overflows 64 bits) over 4 bytes.
+  const std::vector<uint8_t> huge{0, 0, 8, 3, 255, 255, 255, 255, 0, 0, 255, 255, 0, 0, 255, 255, 1, 2, 3, 4};
+  try {
+    parse_idx_images(huge, "x.gz");
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("4294967295 images of 65535x65535 pixels: it has 4 bytes of pixels"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_idx_images({0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, 1, 2, 3}, "x"), UserError);  // one byte short
+  EXPECT_THROW(parse_idx_images({0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "x"), UserError);  // images of 0x0 pixels
 }
 
 TEST(FashionMnist, RejectsFilesThatAreNotIdx) {

@@ -2,7 +2,6 @@
 
 #include <zlib.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -78,11 +77,23 @@ TEST_F(GzipFile, KeepsTheDecodedBytesForTheNextReadToUse) {
   EXPECT_EQ(read_gzip_file(source_, "pkg"), bytes_of("the decoded bytes"));
 }
 
-TEST_F(GzipFile, DecodesAgainWhenTheSourceChanged) {
+TEST_F(GzipFile, DecodesAgainWhenTheSourceChangedAndReplacesItsEntry) {
   read_gzip_file(source_, "pkg");
-  write_gzip(source_, "other content, longer");
-  fs::last_write_time(source_, fs::last_write_time(source_) + std::chrono::seconds(5));
-  EXPECT_EQ(read_gzip_file(source_, "pkg"), bytes_of("other content, longer"));
+  for (const std::string content : {"other content, longer", "other content, same!!"}) {  // another length; the same
+    write_gzip(source_, content);
+    EXPECT_EQ(read_gzip_file(source_, "pkg"), bytes_of(content));
+    const auto entries = cache_entries();
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_EQ(read_text(entries[0]), content);
+  }
+}
+
+TEST_F(GzipFile, AFileOfSeveralGzipMembersIsDecodedWholeAndNotCached) {
+  write_gzip(root_ / "first.gz", "first member, ");
+  write_gzip(root_ / "second.gz", "second member");
+  write_text(source_, read_text(root_ / "first.gz") + read_text(root_ / "second.gz"));  // as `cat a.gz b.gz`
+  EXPECT_EQ(read_gzip_file(source_, "pkg"), bytes_of("first member, second member"));
+  EXPECT_TRUE(cache_entries().empty());  // the trailer states the last member's length only
 }
 
 TEST_F(GzipFile, AnEntryThatIsNotWhatTheTrailerStatesIsDecodedAgainAndReplaced) {
@@ -115,12 +126,19 @@ TEST_F(GzipFile, AFileThatIsNotGzipIsReadAsItIsAndNotCached) {
   EXPECT_TRUE(cache_entries().empty());
 }
 
-TEST_F(GzipFile, AMissingFileNamesThePackageThatInstallsIt) {
+TEST_F(GzipFile, AMissingFileNamesThePackageThatInstallsItAndAnUnreadableOneSaysWhy) {
   try {
     read_gzip_file(root_ / "missing.gz", "dataset-example");
     FAIL() << "no error for a missing file";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("apt-get install dataset-example"), std::string::npos) << e.what();
+  }
+  write_text(root_ / "a-file", "");
+  try {  // not missing: unreadable, and said so
+    read_gzip_file(root_ / "a-file" / "x.gz", "dataset-example");
+    FAIL() << "no error for a path under a file";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read '" + (root_ / "a-file" / "x.gz").string() + "': Not a directory"), std::string::npos) << e.what();
   }
 }
 
