@@ -1,9 +1,8 @@
 // dyno's own workloads, registered like a user's; the `dyno` executable and the tests link this file.
 #include <torch/torch.h>
 
-#include "workloads/fashion_mnist.h"
+#include "workloads/fashion_mnist_source.h"
 #include "workloads/fortunes_corpus.h"
-#include "workloads/image_source.h"
 #include "workloads/models/char_transformer.h"
 #include "workloads/models/conv_net.h"
 #include "workloads/models/mlp.h"
@@ -22,17 +21,8 @@ int64_t fashion_limit(const std::string& size, bool train) {
   return 0;  // full
 }
 
-std::shared_ptr<const ExampleSource> fashion_split(const std::string& split, int64_t limit) {
-  auto data = std::make_shared<FashionMnistSplit>(load_fashion_mnist(split, limit));
-  // The tensor holds the decoded pixels themselves (no copy), and `data` as long as it lives.
-  auto images = torch::from_blob(data->images.pixels.data(), {data->images.count, 1, data->images.rows, data->images.cols},
-                                 [data](void*) {}, torch::kUInt8);
-  auto labels = torch::from_blob(data->labels.data(), {static_cast<int64_t>(data->labels.size())}, torch::kUInt8).to(torch::kLong);
-  return std::make_shared<ImageSource>(images, labels, kFashionMnistMean, kFashionMnistStd);
-}
-
 WorkloadData load_fashion(const std::string& size) {
-  return {fashion_split("train", fashion_limit(size, true)), fashion_split("t10k", fashion_limit(size, false))};
+  return {fashion_mnist_source("train", fashion_limit(size, true)), fashion_mnist_source("t10k", fashion_limit(size, false))};
 }
 
 WorkloadData load_text(const std::string& size) {

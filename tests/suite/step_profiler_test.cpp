@@ -10,8 +10,7 @@
 #include "reports/atomic_file.h"
 #include "reports/run_report.h"
 #include "suite/engine.h"
-#include "workloads/fashion_mnist.h"
-#include "workloads/image_source.h"
+#include "workloads/fashion_mnist_source.h"
 #include "workloads/models/mlp.h"
 #include "test_support.h"
 
@@ -29,15 +28,7 @@ Workload narrow_mlp() {
   w.recipe.optimizer = "adamw";
   w.recipe.lr = 1e-3;
   w.recipe.epochs = 1;
-  w.load_data = [](const std::string&) {
-    auto split = [](const std::string& name) {
-      auto data = std::make_shared<FashionMnistSplit>(load_fashion_mnist(name, 512));
-      auto images = torch::from_blob(data->images.pixels.data(), {data->images.count, 1, 28, 28}, [data](void*) {}, torch::kUInt8);
-      auto labels = torch::from_blob(data->labels.data(), {data->images.count}, torch::kUInt8).to(torch::kLong);
-      return std::make_shared<ImageSource>(images, labels, kFashionMnistMean, kFashionMnistStd);
-    };
-    return WorkloadData{split("train"), split("t10k")};
-  };
+  w.load_data = [](const std::string&) { return WorkloadData{fashion_mnist_source("train", 512), fashion_mnist_source("t10k", 512)}; };
   w.build_model = [] { return make_mlp(784, {4}, 10); };
   return w;
 }
