@@ -1,10 +1,11 @@
 #include "suite/cli/compare_commands.h"
 
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -25,6 +26,7 @@
 #include "reports/quantity.h"
 #include "reports/run_config.h"
 #include "reports/run_report.h"
+#include "reports/scratch_dir.h"
 #include "reports/statistics.h"
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
@@ -113,7 +115,6 @@ struct CheckArgs {
   bool strict = false;
   bool no_rerun = false;
   double max_seconds = 270;
-  double run_timeout_s = 300;
 };
 
 // One measurement: a fresh `dyno train` process of `config`. Its figure is the 90th percentile of
@@ -122,6 +123,8 @@ struct CheckArgs {
 // and moves far less from run to run than the median (measured here: 1.4% against 2.2% run-to-run
 // variation on fashion-mlp; see README). A slowdown in dyno's own code slows every window alike.
 // `cpus`: the CPUs the run may use (empty: any).
+std::atomic<bool> check_interrupted{false};  // SIGINT or SIGTERM: stop the measurement run, record nothing
+struct CheckInterrupted {};
 double measure_once(const std::string& dyno, const nlohmann::json& config, const std::string& dir, int index,
                     const std::vector<int>& cpus = {}) {
   const std::string cfg = dir + "/run-" + std::to_string(index) + ".config.json", out = dir + "/run-" + std::to_string(index) + ".json",
@@ -129,7 +132,8 @@ double measure_once(const std::string& dyno, const nlohmann::json& config, const
   write_file_atomically(cfg, config.dump(2));
   ChildOptions options;
   options.cpus = cpus;
-  ChildResult r = run_child({dyno, "train", "--config", cfg, "--out", out, "--no-progress"}, log, 300, nullptr, options);
+  ChildResult r = run_child({dyno, "train", "--config", cfg, "--out", out, "--no-progress"}, log, 300, &check_interrupted, options);
+  if (r.interrupted) throw CheckInterrupted{};
   if (r.signaled || r.timed_out || r.exit_code != 0)
     throw UserError("check", "measurement run " + std::to_string(index) + " of " + dyno + " failed: " +
                                  (r.timed_out ? std::string("timed out") : r.signaled ? "signal " + std::to_string(r.signal) : last_line_of(log)));
@@ -245,10 +249,8 @@ Pairing choose_pairing(const std::string& pairing, const nlohmann::json& config)
   return p;
 }
 
-int run_check(const CheckArgs& a) {
+int measure_and_check(const CheckArgs& a, const std::string& work) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  const std::string work = std::filesystem::temp_directory_path().string() + "/dyno-check-" + std::to_string(::getpid());
-  std::filesystem::create_directories(work);
   if (!a.record.empty()) {
     // Record a baseline: the config (complete, resolved defaults) and `runs` per-run figures.
     RunConfig c;
@@ -291,10 +293,7 @@ int run_check(const CheckArgs& a) {
     // A stored figure is comparable only on the machine and stack that recorded it.
     const MachineFingerprint here = this_machine(base_config);
     const auto differences = MachineFingerprint::of(baseline.environment).differences(here);
-    if (!differences.empty()) {
-      ::rmdir(work.c_str());
-      return report_not_comparable(a, baseline_path, here, differences);
-    }
+    if (!differences.empty()) return report_not_comparable(a, baseline_path, here, differences);
   }
 
   const auto started = std::chrono::steady_clock::now();
@@ -390,10 +389,23 @@ int run_check(const CheckArgs& a) {
                                                 {"regression_high", row.shift.regression_high}, {"p_value", row.shift.p_value},
                                                 {"threshold", o.threshold}, {"alpha", o.alpha}, {"pairing", a.against.empty() ? "baseline" : pairing.duet ? "duet" : "abba"}, {"alpha_per_look", each_look.alpha}, {"looks", looks.size()}, {"seconds", seconds}, {"reran", reran}, {"extra_blocks", extra_blocks}}
                                          .dump(2) + "\n");
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(work, ec)) ::unlink(entry.path().c_str());
-  ::rmdir(work.c_str());
   return exit_status({row}, a.strict);
+}
+
+// The measurement runs' configs, reports and logs live in a scratch folder that goes with the
+// command, whatever its end; Ctrl-C stops the run under way and records nothing.
+int run_check(const CheckArgs& a) {
+  check_interrupted = false;
+  auto on_interrupt = [](int) { check_interrupted = true; };
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  try {
+    const ScratchDir work("dyno-check");
+    return measure_and_check(a, work.path());
+  } catch (const CheckInterrupted&) {
+    std::fprintf(stderr, "[check] interrupted: nothing was recorded or judged\n");
+    return 130;
+  }
 }
 
 }  // namespace
@@ -411,7 +423,8 @@ void add_compare_commands(CLI::App& app) {
 
   auto k = std::make_shared<CheckArgs>();
   auto* check = app.add_subcommand("check", "re-measure a baseline's configuration now and gate on a regression "
-                                       "(exit 0 pass, 1 fail, 2 inconclusive or bad input, 4 not comparable: recorded under another machine fingerprint)");
+                                       "(exit 0 pass, 1 fail, 2 inconclusive or bad input, 4 not comparable: recorded under another machine fingerprint, "
+                                       "130 interrupted)");
   check->add_option("--baseline,-b", k->baseline, "baseline file (kind: baseline), or a folder of them, one per machine fingerprint");
   check->add_option("--record", k->record, "measure --runs runs of --workload/--set and write them as a baseline FILE (a folder: FOLDER/<fingerprint>.json)");
   check->add_option("--workload,-w", k->workload, "with --record: the workload");

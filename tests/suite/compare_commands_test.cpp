@@ -229,5 +229,34 @@ TEST(CheckCommand, RecordsIntoAFolderByFingerprint) {
   testing::remove_tree(dir);
 }
 
+// The measurement runs' files live in a scratch folder under TMPDIR that goes with the command:
+// after a recording, after bad input, and after Ctrl-C in the middle of a run, which records nothing.
+TEST(CheckCommand, LeavesNoScratchFolderBehind) {
+  auto dir = testing::fresh_dir("check_scratch");
+  const auto tmp = dir / "tmp";
+  std::filesystem::create_directories(tmp);
+  const std::string tmpdir = "TMPDIR=" + tmp.string();
+  const std::string record = "check --record " + (dir / "baseline.json").string() + " -w fashion-mlp --runs 3 --set size=tiny threads=1 ";
+  auto r = testing::run_dyno(record + "max_steps=8 warmup_steps=2 log_every_steps=2", tmpdir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::is_empty(tmp));
+
+  r = testing::run_dyno("check --baseline " + (dir / "baseline.json").string() + " --runs 2", tmpdir);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(std::filesystem::is_empty(tmp));
+
+  // Interrupted once the first run's config is written: its process is stopped, nothing is recorded.
+  const std::string log = (dir / "interrupted.txt").string(), interrupted = (dir / "interrupted.json").string();
+  const std::string script = tmpdir + " " + DYNO_BINARY + " check --record " + interrupted +
+                             " -w fashion-mlp --runs 3 --set size=tiny threads=1 max_steps=1000000 > " + log + " 2>&1 & pid=$!; " +
+                             "for i in $(seq 600); do ls " + tmp.string() + "/dyno-check-*/run-0.config.json > /dev/null 2>&1 && break; sleep 0.05; done; " +
+                             "kill -INT $pid; wait $pid";
+  EXPECT_EQ(WEXITSTATUS(std::system(("bash -c '" + script + "'").c_str())), 130) << read_file(log);
+  EXPECT_NE(read_file(log).find("[check] interrupted: nothing was recorded or judged"), std::string::npos) << read_file(log);
+  EXPECT_FALSE(std::filesystem::exists(interrupted));
+  EXPECT_TRUE(std::filesystem::is_empty(tmp));
+  testing::remove_tree(dir);
+}
+
 }  // namespace
 }  // namespace dyno
