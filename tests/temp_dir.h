@@ -24,4 +24,17 @@ inline std::filesystem::path fresh_dir(const std::string& name) {
   return dir;
 }
 
+// A fresh_dir removed when the object goes, however the test ends (a failed ASSERT returns early).
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name) : path_(fresh_dir(name)) {}
+  ~TempDir() { remove_tree(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
 }  // namespace dyno::testing

@@ -99,6 +99,7 @@ TEST(Ddp, RanksOnOneMachineDivideItsCoresAndWarnWhenTheyOversubscribe) {
                         (dir / "over.json").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("[train] warning: " + std::to_string(cores) + " threads x 2 ranks on this machine"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
 }
 
 TEST(Ddp, ARankThatDiesEndsTheJobWithNoProcessLeft) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "reports/run_report.h"
+#include "temp_dir.h"
 #include "tuner/tuner.h"
 
 namespace dyno {
@@ -28,14 +29,9 @@ ProcessTrialOptions tiny_trials(const std::string& dir) {
   return o;
 }
 
-std::string fresh(const std::string& name) {
-  const std::string dir = "/tmp/dyno_trials_" + name + "_" + std::to_string(::getpid());
-  std::system(("rm -rf " + dir).c_str());
-  return dir;
-}
-
 TEST(ProcessTrialExecutor, EveryFailureIsARecordedOutcomeAndTheRunCompletes) {
-  const std::string dir = fresh("faults");
+  const testing::TempDir scratch("trials_faults");
+  const std::string dir = scratch.str();
   auto options = tiny_trials(dir);
   options.base.inject_fault_at_step = 3;
   ProcessTrialExecutor executor(options);
@@ -64,7 +60,8 @@ TEST(ProcessTrialExecutor, EveryFailureIsARecordedOutcomeAndTheRunCompletes) {
 }
 
 TEST(ProcessTrialExecutor, MeasuresThroughputWithAnInterval) {
-  ProcessTrialExecutor executor(tiny_trials(fresh("measure")));
+  const testing::TempDir scratch("trials_measure");
+  ProcessTrialExecutor executor(tiny_trials(scratch.str()));
   Trial t = executor.execute({{"batch_size", 32}}, {}, "one");
   ASSERT_EQ(t.outcome, Outcome::Ok) << t.reason;
   EXPECT_GT(t.samples_per_second, 0);
@@ -77,7 +74,8 @@ TEST(ProcessTrialExecutor, MeasuresThroughputWithAnInterval) {
 // A throughput trial's windows are sized for an interval: about 16 per trial, never longer than
 // the configured cadence, at least one step; trials trained to the target keep the cadence.
 TEST(ProcessTrialExecutor, ThroughputTrialsGetEnoughWindows) {
-  auto options = tiny_trials(fresh("windows"));
+  const testing::TempDir scratch("trials_windows");
+  auto options = tiny_trials(scratch.str());
   options.base.log_every_steps = 50;
   options.measure_steps = 40;
   ProcessTrialExecutor executor(options);
@@ -105,7 +103,8 @@ TEST(ProcessTrialExecutor, ThroughputTrialsGetEnoughWindows) {
 // A run to the target records the evaluation that reached it: the steps and epochs to it and how
 // far the metric passed the target there.
 TEST(ProcessTrialExecutor, ARunToTheTargetRecordsTheStepsAndTheMarginOfTheEvaluationThatReachedIt) {
-  auto options = tiny_trials(fresh("target"));
+  const testing::TempDir scratch("trials_target");
+  auto options = tiny_trials(scratch.str());
   options.to_target = true;
   options.base.target = 0.3;
   options.base.eval_every_steps = 4;
@@ -125,7 +124,8 @@ TEST(ProcessTrialExecutor, ARunToTheTargetRecordsTheStepsAndTheMarginOfTheEvalua
 }
 
 TEST(ProcessTrialExecutor, MemoryLimitAndInvalidConfigsAreRecorded) {
-  auto options = tiny_trials(fresh("limits"));
+  const testing::TempDir scratch("trials_limits");
+  auto options = tiny_trials(scratch.str());
   options.memory_limit_bytes = 1000;  // far below any real process
   ProcessTrialExecutor executor(options);
   Trial over = executor.execute({{"batch_size", 32}}, {}, "over");
@@ -137,7 +137,8 @@ TEST(ProcessTrialExecutor, MemoryLimitAndInvalidConfigsAreRecorded) {
 }
 
 TEST(ProcessTrialExecutor, TheGuardRejectsADivergingConfig) {
-  ProcessTrialExecutor executor(tiny_trials(fresh("guard")));
+  const testing::TempDir scratch("trials_guard");
+  ProcessTrialExecutor executor(tiny_trials(scratch.str()));
   SearchSpace space;
   space.set_axis("lr", {0.001, 80.0});
   TunerOptions options;
