@@ -124,12 +124,12 @@ std::vector<Knob> build_table() {
   t.back().role = KnobRole::Numerics;
   t.push_back(tunable(make_knob("cudnn_benchmark", K::Boolean, &C::cudnn_benchmark, "let cuDNN time and pick conv algorithms (cuda)")));
   t.back().speed_only = true;
-  t.push_back(tunable(make_knob("tf32", K::Boolean, &C::tf32, "allow TF32 in matmul and conv (cuda)")));
+  t.push_back(tunable(make_knob("tf32", K::Boolean, &C::tf32, "allow TF32 in matmuls (cuda; cuDNN convolutions use TF32 either way, PyTorch's default)")));
   t.back().role = KnobRole::Numerics;
   t.push_back(make_knob("deterministic", K::Boolean, &C::deterministic, "use only deterministic algorithms"));
   t.push_back(tunable(make_knob("set_to_none", K::Boolean, &C::set_to_none, "zero_grad frees gradients instead of zero-filling")));
   t.back().speed_only = true;
-  t.push_back(ranged(make_knob("threads", K::Integer, &C::threads, "intra-op threads; 0 = LibTorch's default"), 0, 1024, true));
+  t.push_back(ranged(make_knob("threads", K::Integer, &C::threads, "intra-op threads; 0 = LibTorch's default, or the usable cores divided among the ranks on this machine"), 0, 1024, true));
   t.back().role = KnobRole::Process;
   t.back().speed_only = true;
   t.push_back(tunable(make_knob("channels_last", K::Boolean, &C::channels_last, "NHWC memory format for conv models")));
