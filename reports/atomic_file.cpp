@@ -51,6 +51,21 @@ void create_parent(const std::string& path) {
   if (error) fail("create the folder", target.parent_path().string(), error.value());
 }
 
+// The size of the file's whole lines: a last line without its newline (a kill mid-write) is a torn
+// record, which readers ignore; an append after it would glue the next record onto it.
+off_t whole_lines_size(int fd, off_t size) {
+  char buffer[4096];
+  for (off_t end = size; end > 0;) {
+    const off_t start = end > static_cast<off_t>(sizeof buffer) ? end - static_cast<off_t>(sizeof buffer) : 0;
+    const ssize_t n = ::pread(fd, buffer, static_cast<size_t>(end - start), start);
+    if (n != end - start) return size;  // unreadable: leave the file as it is
+    for (ssize_t i = n - 1; i >= 0; --i)
+      if (buffer[i] == '\n') return start + i + 1;
+    end = start;
+  }
+  return 0;
+}
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& content) {
@@ -82,7 +97,7 @@ void write_file_atomically(const std::string& path, const std::string& content) 
 
 void append_line_durably(const std::string& path, const std::string& line) {
   create_parent(path);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     if (errno == ENOSPC || errno == EDQUOT) fail("write", path, errno);
     throw UserError("file", "cannot open '" + path + "': " + std::strerror(errno));
@@ -90,6 +105,10 @@ void append_line_durably(const std::string& path, const std::string& line) {
   struct stat before {};
   ::fstat(fd, &before);
   try {
+    if (const off_t whole = whole_lines_size(fd, before.st_size); whole < before.st_size) {
+      if (::ftruncate(fd, whole) != 0) fail("write", path, errno);
+      before.st_size = whole;
+    }
     write_all(fd, line + "\n", path);
     sync_or_throw(fd, path);
   } catch (...) {

@@ -10,7 +10,8 @@ namespace dyno {
 
 void write_file_atomically(const std::string& path, const std::string& content);
 
-// Appends one line and flushes it to disk before returning (journals).
+// Appends one line and flushes it to disk before returning (journals). A last line without its
+// newline, torn by a kill mid-write and ignored by the readers, is cut off first.
 void append_line_durably(const std::string& path, const std::string& line);
 
 std::string read_file(const std::string& path);

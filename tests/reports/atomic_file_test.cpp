@@ -30,6 +30,21 @@ TEST(AtomicFile, ReplacesContentAndLeavesNoTemporaryFiles) {
   std::filesystem::remove_all(dir);
 }
 
+// A kill while a line was written leaves it torn (no newline); readers ignore it, and the next
+// append replaces it instead of gluing a record onto it.
+TEST(AtomicFile, AnAppendAfterATornLastLineReplacesIt) {
+  auto dir = std::filesystem::temp_directory_path() / "dyno_atomic_file_torn";
+  std::filesystem::remove_all(dir);
+  const std::string journal = (dir / "journal.jsonl").string();
+  write_file_atomically(journal, "{\"a\":1}\n{\"a\":2, \"windo");
+  append_line_durably(journal, "{\"a\":3}");
+  EXPECT_EQ(read_file(journal), "{\"a\":1}\n{\"a\":3}\n");
+  write_file_atomically(journal, std::string(10000, 'x'));  // one torn line longer than a read
+  append_line_durably(journal, "{\"a\":4}");
+  EXPECT_EQ(read_file(journal), "{\"a\":4}\n");
+  std::filesystem::remove_all(dir);
+}
+
 // In a child process under a 100-byte file size limit (a full disk as a write sees it): appends
 // 30-byte lines until one fails, then replaces a file with 200 bytes. Exit status 0 when both
 // failed with OutOfSpace.
