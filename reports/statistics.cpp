@@ -30,12 +30,14 @@ Interval median_confidence_interval(const std::vector<double>& values, double co
   std::sort(sorted.begin(), sorted.end());
   const size_t n = sorted.size();
   // P(X_(j) <= median <= X_(n-j+1)) = 1 - 2 * P(Binomial(n, 1/2) < j). Find the largest such j.
+  // The probabilities in log space: 0.5^n underflows from n = 1075 windows on.
   std::vector<double> cdf(n + 1);
-  double p = std::pow(0.5, static_cast<double>(n)), sum = 0;
+  const double dn = static_cast<double>(n), log_all = std::lgamma(dn + 1) - dn * std::log(2.0);
+  double sum = 0;
   for (size_t k = 0; k <= n; ++k) {
-    sum += p;
+    const double dk = static_cast<double>(k);
+    sum += std::exp(log_all - std::lgamma(dk + 1) - std::lgamma(dn - dk + 1));
     cdf[k] = sum;
-    p = p * static_cast<double>(n - k) / static_cast<double>(k + 1);
   }
   size_t j = 0;  // 0 = no interval reaches the confidence: use the extremes
   for (size_t candidate = 1; candidate <= n / 2; ++candidate)
