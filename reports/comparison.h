@@ -6,7 +6,8 @@
 // distribution-free confidence interval from the Mann-Whitney / Wilcoxon signed-rank statistic
 // and a one-sided p-value for "the candidate is worse". Verdicts:
 //   FAIL          significant at `alpha` AND the estimated regression is at least `threshold`;
-//   PASS          the upper confidence bound of the regression is below `threshold`;
+//   PASS          the upper confidence bound of the regression is below `threshold`, at the
+//                 stated confidence (too few repetitions for it give no PASS);
 //   INCONCLUSIVE  anything else (too few or too noisy repetitions to tell).
 #pragma once
 
@@ -20,6 +21,9 @@ struct ShiftEstimate {
   double regression_low = 0;    // confidence interval of that
   double regression_high = 0;
   double p_value = 1;           // one-sided: probability of a shift this large if there were none
+  // Too few repetitions for the confidence: even the whole range falls short of it (at 99%, fewer
+  // than 8 pairs, 3 x 3 or 3 against 5 repetitions); the interval is that range, and gives no PASS.
+  bool short_of_confidence = false;
   int candidate_count = 0;
   int baseline_count = 0;
 };

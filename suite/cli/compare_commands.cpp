@@ -63,6 +63,10 @@ std::string markdown(const std::vector<MetricVerdict>& rows, const CompareOption
        << " | **" << r.verdict << "** |\n";
   md << "\nthreshold " << pct(o.threshold).substr(1) << ", alpha " << o.alpha
      << "; FAIL = significant and at least the threshold, PASS = interval entirely below the threshold.\n";
+  for (const auto& r : rows)
+    if (r.shift.short_of_confidence)
+      md << "\n> " << r.metric << ": too few repetitions for a " << o.confidence * 100 << "% interval (" << r.shift.baseline_count << "/"
+         << r.shift.candidate_count << "): the interval shown is their whole range, and it gives no PASS; add repetitions\n";
   for (const auto& w : warnings) md << "\n> warning: environments differ: " << w << "\n";
   return md.str();
 }
@@ -386,7 +390,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
                                                 {"fingerprint_id", this_machine(cand_config).id()},
                                                 {"runs", cand_runs}, {"baseline_runs", base_runs}, {"verdict", row.verdict},
                                                 {"regression", row.shift.regression}, {"regression_low", row.shift.regression_low},
-                                                {"regression_high", row.shift.regression_high}, {"p_value", row.shift.p_value},
+                                                {"regression_high", row.shift.regression_high}, {"short_of_confidence", row.shift.short_of_confidence}, {"p_value", row.shift.p_value},
                                                 {"threshold", o.threshold}, {"alpha", o.alpha}, {"pairing", a.against.empty() ? "baseline" : pairing.duet ? "duet" : "abba"}, {"alpha_per_look", each_look.alpha}, {"looks", looks.size()}, {"seconds", seconds}, {"reran", reran}, {"extra_blocks", extra_blocks}}
                                          .dump(2) + "\n");
   return exit_status({row}, a.strict);

@@ -55,6 +55,29 @@ TEST(Comparison, IdenticalDistributionsPass) {
   EXPECT_EQ(verdict(s, five_percent()), "PASS");
 }
 
+// The whole range of four pairs covers the shift 87.5% of the time (1 - 2 / 2^4) and of 3 x 3
+// repetitions 90% (1 - 2 / C(6, 3)): short of 99%, so equal figures are no PASS there; eight pairs
+// (99.2%) and 3 against 10 (99.3%) reach it.
+TEST(Comparison, TooFewRepetitionsForTheConfidenceGiveNoPass) {
+  const std::vector<double> four = {100, 100.2, 99.9, 100.1}, three = {100, 100.1, 99.9};
+  ShiftEstimate s = estimate_paired_shift(four, four, true, 0.99);
+  EXPECT_TRUE(s.short_of_confidence);
+  EXPECT_LT(s.regression_high, 0.05);
+  EXPECT_EQ(verdict(s, five_percent()), "INCONCLUSIVE");
+  s = estimate_shift(three, three, true, 0.99);
+  EXPECT_TRUE(s.short_of_confidence);
+  EXPECT_EQ(verdict(s, five_percent()), "INCONCLUSIVE");
+
+  const std::vector<double> eight = {100, 100.2, 99.9, 100.1, 100.05, 99.95, 100.15, 99.85};
+  s = estimate_paired_shift(eight, eight, true, 0.99);
+  EXPECT_FALSE(s.short_of_confidence);
+  EXPECT_EQ(verdict(s, five_percent()), "PASS");
+  const std::vector<double> ten = {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8, 100.1, 99.9};
+  s = estimate_shift(ten, three, true, 0.99);
+  EXPECT_FALSE(s.short_of_confidence);
+  EXPECT_EQ(verdict(s, five_percent()), "PASS");
+}
+
 TEST(Comparison, TooNoisyIsInconclusive) {
   std::vector<double> a = {50, 150, 80, 120};
   std::vector<double> b = {45, 140, 70, 118};
