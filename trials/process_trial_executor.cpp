@@ -70,8 +70,8 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   }
   write_file_atomically(config_path, to_json(config).dump(2) + "\n");
 
-  // A launcher (the user's, or `dyno launch` for a data-parallel trial) starts the ranks; the
-  // config's world size is then the launcher's.
+  // A launcher (the user's, or `dyno launch` for a data-parallel trial) starts the ranks; a config's
+  // world size other than 1 must be the launcher's (the engine refuses another).
   std::vector<std::string> launcher = options_.launcher;
   if (launcher.empty() && config.ddp.world_size > 1) launcher = {options_.dyno_binary, "launch", "--nproc", "{ddp.world_size}", "--"};
   std::vector<std::string> argv = {options_.dyno_binary, "train", "--config", config_path, "--out", report_path, "--no-progress"};
@@ -84,8 +84,6 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
       trial.reason = e.what();
       return trial;
     }
-    config.ddp.world_size = 1;
-    write_file_atomically(config_path, to_json(config).dump(2) + "\n");
   }
   // What the trial's host allocator needs from the process's start, so that `dyno train` need not
   // re-execute itself to get it.
@@ -112,6 +110,12 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     return trial;
   }
   RunReport report = read_report(report_path);
+  if (point.contains("ddp.world_size") && point["ddp.world_size"] != report.world_size) {
+    trial.outcome = Outcome::InvalidConfig;
+    trial.reason = "ddp.world_size: the point's is " + point["ddp.world_size"].dump() + " and the launcher started " +
+                   std::to_string(report.world_size) + " ranks; give the launcher {ddp.world_size}";
+    return trial;
+  }
   trial.outcome = report.outcome;
   trial.reason = report.outcome_reason;
   trial.windows = report.throughput_windows;

@@ -411,5 +411,30 @@ TEST(TuneCommand, ALauncherTemplateStartsEachTrialsRanks) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+// A launcher that starts its own number of ranks, not the point's: that point is recorded as an
+// invalid config, not measured as what it asked for.
+TEST(TuneCommand, ALauncherThatStartsAnotherNumberOfRanksIsAnInvalidConfig) {
+  if (std::string(DYNO_TORCHRUN).empty()) GTEST_SKIP() << "no torchrun next to DYNO_PYTHON";
+  const std::string dir = "/tmp/dyno_tune_fixed_launcher_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  write_file_atomically(dir + "/space.json", R"({"axes": {"ddp.world_size": [1, 2]}})");
+  const std::string port = std::to_string(20000 + (::getpid() + 7) % 20000);
+  const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --strategy grid --space " + dir +
+                          "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --measure-steps 10 --no-verify --no-profile --launcher \"" +
+                          DYNO_TORCHRUN + " --no-python --nproc-per-node 2 --master-port " + port + "\" --out " + dir + "/run > " + dir + "/out.txt 2>&1";
+  std::system(cmd.c_str());
+  const auto report = nlohmann::json::parse(read_file(dir + "/run/report.json"));
+  ASSERT_EQ(report["trials"].size(), 2u) << read_file(dir + "/out.txt");
+  for (const auto& t : report["trials"]) {
+    if (t["point"]["ddp.world_size"] == 2) {
+      EXPECT_EQ(t["outcome"], "ok") << t["reason"];
+    } else {
+      EXPECT_EQ(t["outcome"], "invalid_config");
+      EXPECT_EQ(t["reason"], "ddp.world_size: the point's is 1 and the launcher started 2 ranks; give the launcher {ddp.world_size}");
+    }
+  }
+  std::system(("rm -rf " + dir).c_str());
+}
+
 }  // namespace
 }  // namespace dyno
