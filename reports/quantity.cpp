@@ -23,22 +23,30 @@ double parse_quantity(const std::string& text, const std::map<std::string, doubl
 }
 
 double parse_duration_s(const std::string& text, const std::string& where, const std::string& flag) {
-  return parse_quantity(text, {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}}, where, flag, "a duration like 90s, 10m or 1.5h");
+  const double seconds = parse_quantity(text, {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}}, where, flag, "a duration like 90s, 10m or 1.5h");
+  if (seconds > 366.0 * 86400) throw UserError(where, flag + ": '" + text + "' is more than a year; give at most 8784h");
+  return seconds;
 }
 
 double parse_bytes(const std::string& text, const std::string& where, const std::string& flag) {
-  return parse_quantity(text,
-                        {{"", 1}, {"B", 1}, {"K", 1024.0}, {"KiB", 1024.0}, {"M", 1048576.0}, {"MiB", 1048576.0},
-                         {"G", 1073741824.0}, {"GiB", 1073741824.0}},
-                        where, flag, "a size like 4000000000, 512M or 2G");
+  const double bytes = parse_quantity(text,
+                                      {{"", 1}, {"B", 1}, {"K", 1024.0}, {"KiB", 1024.0}, {"M", 1048576.0}, {"MiB", 1048576.0},
+                                       {"G", 1073741824.0}, {"GiB", 1073741824.0}},
+                                      where, flag, "a size like 4000000000, 512M or 2G");
+  if (bytes >= 0x1p63) throw UserError(where, flag + ": '" + text + "' is more bytes than a size holds (2^63); give at most 8589934591G");
+  return bytes;
 }
 
 double parse_fraction(const std::string& text, const std::string& where, const std::string& flag) {
-  return parse_quantity(text, {{"", 1}, {"%", 0.01}}, where, flag, "a fraction like 5% or 0.05", /*allow_zero=*/true);
+  const double fraction = parse_quantity(text, {{"", 1}, {"%", 0.01}}, where, flag, "a fraction like 5% or 0.05", /*allow_zero=*/true);
+  if (fraction > 1 && text.find('%') == std::string::npos)
+    throw UserError(where, flag + ": '" + text + "' is a fraction above 1 (" + format_fixed(100 * fraction, 0) + "%); write " + text +
+                               "% for " + text + " per cent, or 0.05 for 5%");
+  return fraction;
 }
 
 std::string format_duration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  if (!std::isfinite(seconds) || seconds < 0 || seconds > 1e15) return "?";
   char buffer[32];
   const auto s = static_cast<long long>(seconds + 0.5);
   if (s >= 3600) std::snprintf(buffer, sizeof buffer, "%lldh%02lldm", s / 3600, (s % 3600) / 60);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "reports/user_error.h"
+#include "user_error_matcher.h"
 
 namespace dyno {
 namespace {
@@ -21,6 +22,22 @@ TEST(Quantity, ParsesUnitsAndNamesTheFlagOnError) {
     EXPECT_STREQ(e.what(), "[tune] --budget: '10 minutes' is not a duration like 90s, 10m or 1.5h");
   }
   EXPECT_THROW(parse_bytes("-2G", "tune", "--memory-limit"), UserError);
+  EXPECT_THROW(parse_duration_s("nan", "tune", "--budget"), UserError);
+  EXPECT_THROW(parse_fraction("inf%", "check", "--threshold"), UserError);
+}
+
+// A value past what its use can hold, or a bare fraction meant as a percentage, is refused by name.
+TEST(Quantity, RefusesValuesBeyondTheirUseWithTheLimit) {
+  EXPECT_EQ(testing::error_of([] { parse_fraction("5", "check", "--threshold"); }),
+            "[check] --threshold: '5' is a fraction above 1 (500%); write 5% for 5 per cent, or 0.05 for 5%");
+  EXPECT_DOUBLE_EQ(parse_fraction("150%", "check", "--threshold"), 1.5);
+  EXPECT_DOUBLE_EQ(parse_fraction("1", "check", "--threshold"), 1);
+  EXPECT_EQ(testing::error_of([] { parse_bytes("1e10G", "tune", "--memory-limit"); }),
+            "[tune] --memory-limit: '1e10G' is more bytes than a size holds (2^63); give at most 8589934591G");
+  EXPECT_DOUBLE_EQ(parse_bytes("8589934591G", "tune", "--memory-limit"), 8589934591.0 * 1073741824);
+  EXPECT_EQ(testing::error_of([] { parse_duration_s("1e20s", "tune", "--budget"); }),
+            "[tune] --budget: '1e20s' is more than a year; give at most 8784h");
+  EXPECT_EQ(format_duration(1e20), "?");
   EXPECT_EQ(format_duration(185), "3m05s");
   EXPECT_EQ(format_duration(3720), "1h02m");
   EXPECT_EQ(format_duration(-1), "?");
