@@ -45,10 +45,7 @@ void sync_or_throw(int fd, const std::string& path) {
 
 void create_parent(const std::string& path) {
   const std::filesystem::path target(path);
-  if (!target.has_parent_path()) return;
-  std::error_code error;
-  std::filesystem::create_directories(target.parent_path(), error);
-  if (error) fail("create the folder", target.parent_path().string(), error.value());
+  if (target.has_parent_path()) make_folder(target.parent_path().string());
 }
 
 // The size of the file's whole lines: a last line without its newline (a kill mid-write) is a torn
@@ -67,6 +64,12 @@ off_t whole_lines_size(int fd, off_t size) {
 }
 
 }  // namespace
+
+void make_folder(const std::string& path) {
+  std::error_code error;
+  std::filesystem::create_directories(path, error);
+  if (error) fail("create the folder", path, error.value());
+}
 
 void write_file_atomically(const std::string& path, const std::string& content) {
   create_parent(path);

@@ -10,6 +10,10 @@ namespace dyno {
 
 void write_file_atomically(const std::string& path, const std::string& content);
 
+// Creates a folder and its parents when missing; one that cannot be made (a file in the way, no
+// permission, a full disk) is a UserError naming it and the reason.
+void make_folder(const std::string& path);
+
 // Appends one line and flushes it to disk before returning (journals). A last line without its
 // newline, torn by a kill mid-write and ignored by the readers, is cut off first.
 void append_line_durably(const std::string& path, const std::string& line);

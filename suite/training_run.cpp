@@ -200,7 +200,7 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
   scaler_ = GradScaler({}, device_);
 
   if (!config_.resume_state.empty()) {
-    TrainingProgress p = load_training_state(config_.resume_state, *model_, optimizer_->state(), workload_.name, device_);
+    TrainingProgress p = load_training_state(config_.resume_state, *model_, optimizer_->state(), workload_.name, config_.optimizer, device_);
     optimizer_->after_load();
     step_ = p.step;
     epoch_ = p.epoch;
@@ -453,7 +453,7 @@ void TrainingRun::save_state(int64_t epoch, int64_t batch_in_epoch) {
   if (config_.save_state.empty() || !primary) return;
   optimizer_->before_save();
   save_training_state(config_.save_state, *model_, optimizer_->state(),
-                      TrainingProgress{step_, epoch, batch_in_epoch, scaler_.scale(), scaler_.growth_tracker(), workload_.name, elapsed_s()},
+                      TrainingProgress{step_, epoch, batch_in_epoch, scaler_.scale(), scaler_.growth_tracker(), workload_.name, elapsed_s(), config_.optimizer},
                       device_);
 }
 

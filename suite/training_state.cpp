@@ -2,11 +2,14 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include <torch/torch.h>
 
+#include "reports/atomic_file.h"
 #include "reports/user_error.h"
 
 namespace dyno {
@@ -52,18 +55,52 @@ void save_training_state(const std::string& path, torch::nn::Module& model, torc
   archive.write("scaler_growth_tracker", torch::tensor(p.scaler_growth_tracker));
   archive.write("elapsed_s", torch::tensor(p.elapsed_s, torch::kDouble));
   archive.write("workload", text_tensor(p.workload));
+  archive.write("optimizer_kind", text_tensor(p.optimizer));
   archive.write("rng_cpu", generator_state(c10::Device(c10::kCPU)));
   if (!device.is_cpu()) archive.write("rng_device", generator_state(device));
   std::filesystem::path target(path);
-  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  if (target.has_parent_path()) make_folder(target.parent_path().string());
   const std::string temp = path + ".tmp." + std::to_string(::getpid());
   archive.save_to(temp);
-  if (std::rename(temp.c_str(), path.c_str()) != 0) throw UserError("state", "cannot rename '" + temp + "' to '" + path + "'");
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(temp.c_str());
+    throw UserError("state", "save_state: cannot write '" + path + "': " + std::strerror(err));
+  }
 }
+
+namespace {
+
+// The model, the optimizer, the counters and the generators of a state whose workload matched.
+void read_progress(torch::serialize::InputArchive& archive, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                   const c10::Device& device, TrainingProgress& p) {
+  // A fresh tensor per key: read() into a defined tensor re-points that tensor (set_).
+  auto read = [&archive](const char* key) {
+    torch::Tensor value;
+    archive.read(key, value);
+    return value;
+  };
+  torch::serialize::InputArchive model_archive;
+  archive.read("model", model_archive);
+  model.load(model_archive);
+  torch::serialize::InputArchive optimizer_archive;
+  archive.read("optimizer", optimizer_archive);
+  optimizer.load(optimizer_archive);
+  p.step = read("step").item<int64_t>();
+  p.epoch = read("epoch").item<int64_t>();
+  p.batch_in_epoch = read("batch_in_epoch").item<int64_t>();
+  p.scaler_scale = read("scaler_scale").item<double>();
+  p.scaler_growth_tracker = read("scaler_growth_tracker").item<int64_t>();
+  p.elapsed_s = read("elapsed_s").item<double>();
+  set_generator_state(c10::Device(c10::kCPU), read("rng_cpu").cpu());
+  if (!device.is_cpu()) set_generator_state(device, read("rng_device").cpu());
+}
+
+}  // namespace
 
 TrainingProgress load_training_state(const std::string& path, torch::nn::Module& model,
                                      torch::optim::Optimizer& optimizer, const std::string& workload,
-                                     const c10::Device& device) {
+                                     const std::string& optimizer_kind, const c10::Device& device) {
   if (!std::filesystem::exists(path))
     throw UserError("config", "resume_state: '" + path + "' does not exist; give a file written with save_state");
   torch::serialize::InputArchive archive;
@@ -74,33 +111,24 @@ TrainingProgress load_training_state(const std::string& path, torch::nn::Module&
   }
   torch::Tensor t;
   TrainingProgress p;
-  archive.read("workload", t);
+  try {
+    archive.read("workload", t);
+  } catch (const c10::Error&) {
+    throw UserError("config", "resume_state: '" + path + "' is not a dyno training state (it has no workload); give a file written with save_state");
+  }
   p.workload = tensor_text(t);
   if (p.workload != workload)
     throw UserError("config", "resume_state: '" + path + "' holds a '" + p.workload + "' run, not '" + workload + "'");
-  torch::serialize::InputArchive model_archive;
-  archive.read("model", model_archive);
-  model.load(model_archive);
-  torch::serialize::InputArchive optimizer_archive;
-  archive.read("optimizer", optimizer_archive);
-  optimizer.load(optimizer_archive);
-  archive.read("step", t);
-  p.step = t.item<int64_t>();
-  archive.read("epoch", t);
-  p.epoch = t.item<int64_t>();
-  archive.read("batch_in_epoch", t);
-  p.batch_in_epoch = t.item<int64_t>();
-  archive.read("scaler_scale", t);
-  p.scaler_scale = t.item<double>();
-  archive.read("scaler_growth_tracker", t);
-  p.scaler_growth_tracker = t.item<int64_t>();
-  archive.read("elapsed_s", t);
-  p.elapsed_s = t.item<double>();
-  archive.read("rng_cpu", t);
-  set_generator_state(c10::Device(c10::kCPU), t.cpu());
-  if (!device.is_cpu()) {
-    archive.read("rng_device", t);
-    set_generator_state(device, t.cpu());
+  if (archive.try_read("optimizer_kind", t)) p.optimizer = tensor_text(t);
+  if (!p.optimizer.empty() && p.optimizer != optimizer_kind)
+    throw UserError("config", "resume_state: '" + path + "' holds an " + p.optimizer + " optimizer's state, not " + optimizer_kind +
+                                  "'s; resume with --set optimizer=" + p.optimizer);
+  try {
+    read_progress(archive, model, optimizer, device, p);
+  } catch (const c10::Error& e) {
+    const std::string what = e.what_without_backtrace();
+    throw UserError("config", "resume_state: '" + path + "' does not fit this run's model and optimizer (saved with another optimizer, "
+                              "model size or dyno version?): " + what.substr(0, what.find('\n')));
   }
   return p;
 }

@@ -19,13 +19,15 @@ struct TrainingProgress {
   int64_t scaler_growth_tracker = 0;
   std::string workload;
   double elapsed_s = 0;  // training wall time before the save
+  std::string optimizer;  // its kind (adamw, sgd); empty in a state saved before dyno recorded it
 };
 
 void save_training_state(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                          const TrainingProgress& progress, const c10::Device& device);
-// Throws UserError when the file is missing, unreadable or of another workload.
+// Throws UserError when the file is missing, unreadable, of another workload or optimizer kind, or
+// does not fit the model.
 TrainingProgress load_training_state(const std::string& path, torch::nn::Module& model,
                                      torch::optim::Optimizer& optimizer, const std::string& workload,
-                                     const c10::Device& device);
+                                     const std::string& optimizer_kind, const c10::Device& device);
 
 }  // namespace dyno

@@ -71,7 +71,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   trial.point = point;
   trial.budget_level = request.budget_level;
   const std::string dir = options_.trial_dir + "/" + name;
-  std::filesystem::create_directories(dir);
+  make_folder(dir);
   const std::string point_path = dir + "/point.json", report_path = dir + "/report.jsonl", log_path = dir + "/log.txt";
   std::remove(report_path.c_str());
   trial.report_path = report_path;

@@ -56,7 +56,7 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   trial.point = point;
   trial.budget_level = request.budget_level;
   const std::string dir = options_.trial_dir + "/" + name;
-  std::filesystem::create_directories(dir);
+  make_folder(dir);
   const std::string config_path = dir + "/config.json", report_path = dir + "/report.json", log_path = dir + "/log.txt";
   std::remove(report_path.c_str());
   RunConfig config;

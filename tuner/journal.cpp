@@ -63,7 +63,7 @@ Journal parse_journal(const std::string& text, const std::string& path) {
 }
 
 void open_journal(const std::string& dir, const nlohmann::json& header, bool resume) {
-  std::filesystem::create_directories(dir);
+  make_folder(dir);
   const std::string journal = dir + "/journal.jsonl";
   if (!std::filesystem::exists(journal)) {
     append_line_durably(journal, header.dump());

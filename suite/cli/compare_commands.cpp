@@ -271,7 +271,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     // A folder (existing, or named with a trailing /) keeps one baseline per fingerprint.
     std::string path = a.record;
     if (std::filesystem::is_directory(path) || path.back() == '/') {
-      std::filesystem::create_directories(path);
+      make_folder(path);
       path = (std::filesystem::path(path) / (fingerprint.id() + ".json")).string();
     }
     write_file_atomically(path, baseline.dump(2) + "\n");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,6 +15,7 @@
 #include "fixture_files.h"
 #include "suite/autocast_scope.h"
 #include "test_support.h"
+#include "user_error_matcher.h"
 #include "workloads/workload_registry.h"
 
 namespace dyno {
@@ -158,13 +160,18 @@ TEST(Engine, ResumeContinuesBitForBit) {
   RunConfig first = straight;
   first.max_steps = 5;
   first.save_state = (dir / "half.pt").string();
-  Engine().run(first);
+  const RunReport half = Engine().run(first);
   RunConfig second = straight;
   second.resume_state = first.save_state;
   second.num_workers = 2;  // the loader resumes mid-epoch with workers too
   second.save_state = (dir / "resumed.pt").string();
+  const auto started = std::chrono::steady_clock::now();
   RunReport resumed = Engine().run(second);
+  const double second_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   EXPECT_EQ(resumed.summary.steps, 12);
+  // Its wall time is the saved run's training time plus its own.
+  EXPECT_GE(resumed.summary.wall_time_s, half.summary.wall_time_s);
+  EXPECT_LE(resumed.summary.wall_time_s, half.summary.wall_time_s + second_s);
 
   auto a = testing::saved_parameters(straight.save_state, "fashion-cnn", true);
   auto b = testing::saved_parameters(second.save_state, "fashion-cnn", true);
@@ -187,6 +194,16 @@ TEST(Engine, ResumeRejectsAnotherWorkloadsState) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("holds a 'fashion-mlp' run, not 'fashion-cnn'"), std::string::npos) << e.what();
   }
+  // Another optimizer's state does not fit this one's.
+  RunConfig adamw = c;
+  adamw.optimizer = "adamw";
+  adamw.save_state.clear();
+  c.optimizer = "sgd";
+  c.save_state = (dir / "sgd.pt").string();
+  Engine().run(c);
+  adamw.resume_state = c.save_state;
+  EXPECT_NE(testing::error_of([&] { Engine().run(adamw); }).find("[config] resume_state: '" + c.save_state + "' holds an sgd optimizer's state, not adamw's"),
+            std::string::npos);
   testing::remove_tree(dir);
 }
 
