@@ -21,6 +21,7 @@
 #include "reports/run_config.h"
 #include "reports/run_report.h"
 #include "reports/user_error.h"
+#include "suite/cli/option_checks.h"
 #include "suite/distributed/distributed_context.h"
 #include "suite/engine.h"
 #include "suite/environment.h"
@@ -112,7 +113,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--profile", args->profile,
                   "profile the steps right after warm-up with LibTorch's profiler: Chrome trace JSON to this path, op table and "
                   "bottleneck verdict in the report (the profiled steps are not part of the measured figures)");
-  cmd->add_option("--profile-steps", args->profile_steps, "steps to profile with --profile")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--profile-steps", args->profile_steps, "steps to profile with --profile")->capture_default_str()->check(whole_number_in(1, 100000));
   handlers()[cmd] = [args] {
     RunConfig config = build_config(args->config_path, args->workload, args->settings);
     apply_model_file_args(args->model_file, config);

@@ -30,6 +30,7 @@
 #include "reports/statistics.h"
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
+#include "suite/cli/option_checks.h"
 #include "suite/device_backend.h"
 #include "suite/environment.h"
 
@@ -289,7 +290,6 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
   CompareOptions o;
   o.threshold = parse_fraction(a.threshold, "check", "--threshold");
   o.alpha = a.alpha;
-  if (a.runs < 3) throw UserError("check", "--runs: " + std::to_string(a.runs) + " is too few; use 3 or more");
   if (a.against.empty() && a.pairing != "auto")
     throw UserError("check", "--pairing " + a.pairing + ": pairs are runs of two builds; it needs --against BASE_DYNO");
   const Pairing pairing = a.against.empty() ? Pairing{} : choose_pairing(a.pairing, base_config);
@@ -420,7 +420,7 @@ void add_compare_commands(CLI::App& app) {
   compare->add_option("baseline", c->baseline, "the reference result")->required();
   compare->add_option("candidate", c->candidate, "the result to judge")->required();
   compare->add_option("--threshold", c->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str();
-  compare->add_option("--alpha", c->alpha, "significance level of the one-sided test")->check(CLI::Range(1e-9, 0.5))->capture_default_str();
+  compare->add_option("--alpha", c->alpha, "significance level of the one-sided test")->check(number_in(1e-9, 0.5))->capture_default_str();
   compare->add_option("--markdown", c->markdown_path, "also write the Markdown summary here");
   compare->add_flag("--strict", c->strict, "treat INCONCLUSIVE as a failure (exit 1)");
   register_command_handler(compare, [c] { return run_compare(*c); });
@@ -439,15 +439,15 @@ void add_compare_commands(CLI::App& app) {
                     "with --against: duet (both builds at once, each on its own CPUs, swapped every pair), abba (one run at a time: "
                     "base, candidate, candidate, base), or auto (duet when there are CPUs for two runs of the config's threads)")
       ->capture_default_str();
-  check->add_option("--runs", k->runs, "repetitions per side")->capture_default_str();
+  check->add_option("--runs", k->runs, "repetitions per side (with --record: the baseline's runs)")->capture_default_str()->check(whole_number_in(3, 1000));
   check->add_option("--threshold", k->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str();
-  check->add_option("--alpha", k->alpha, "significance level of the one-sided test, over all the looks of the automatic re-run")->check(CLI::Range(1e-9, 0.5))->capture_default_str();
+  check->add_option("--alpha", k->alpha, "significance level of the one-sided test, over all the looks of the automatic re-run")->check(number_in(1e-9, 0.5))->capture_default_str();
   check->add_flag("--strict", k->strict, "treat INCONCLUSIVE (after the re-run) as a failure (exit 1)");
   check->add_flag("--no-rerun", k->no_rerun, "do not re-run automatically when inconclusive");
   check->add_option("--max-seconds", k->max_seconds,
                     "time budget of the automatic re-run: more blocks are measured while inconclusive and the next one fits")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 86400.0));
+      ->check(number_in(1, 86400));
   check->add_option("--markdown", k->markdown_path, "also write the Markdown summary here (for CI logs)");
   check->add_option("--out", k->out, "write the check result JSON here (readable by dyno compare)");
   register_command_handler(check, [k] { return run_check(*k); });

@@ -22,6 +22,7 @@
 
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
+#include "suite/cli/option_checks.h"
 #include "suite/process_settings.h"
 
 namespace dyno {
@@ -64,7 +65,7 @@ std::string resolve_program(const std::string& program) {
 int status_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
 int run_launch(const LaunchArgs& a) {
-  if (a.nproc < 1) throw UserError("launch", "--nproc: " + std::to_string(a.nproc) + " is not a positive number of ranks");
+  if (a.master_addr.empty()) throw UserError("launch", "--master-addr: empty; give rank 0's address, e.g. 127.0.0.1");
   if (a.command.empty()) throw UserError("launch", "no program given; usage: dyno launch --nproc N -- dyno train ...");
   const int port = a.master_port > 0 ? a.master_port : free_port(a.master_addr);
   std::vector<std::string> args = a.command;
@@ -154,10 +155,10 @@ int run_launch(const LaunchArgs& a) {
 void add_launch_command(CLI::App& app) {
   auto a = std::make_shared<LaunchArgs>();
   auto* cmd = app.add_subcommand("launch", "start N local ranks of a data-parallel job: dyno launch --nproc 2 -- dyno train ...");
-  cmd->add_option("--nproc,-n", a->nproc, "ranks to start")->capture_default_str();
+  cmd->add_option("--nproc,-n", a->nproc, "ranks to start")->capture_default_str()->check(whole_number_in(1, 1024));
   cmd->add_option("--master-addr", a->master_addr, "address of rank 0's store")->capture_default_str();
-  cmd->add_option("--master-port", a->master_port, "port of rank 0's store (0 = pick a free one)")->capture_default_str();
-  cmd->add_option("--grace", a->grace_s, "seconds between SIGTERM and SIGKILL when stopping ranks")->capture_default_str();
+  cmd->add_option("--master-port", a->master_port, "port of rank 0's store (0 = pick a free one)")->capture_default_str()->check(whole_number_in(0, 65535));
+  cmd->add_option("--grace", a->grace_s, "seconds between SIGTERM and SIGKILL when stopping ranks")->capture_default_str()->check(number_in(0, 3600));
   cmd->add_option("command", a->command, "the program and its arguments, after --")->required();
   cmd->positionals_at_end(false);
   register_command_handler(cmd, [a] { return run_launch(*a); });

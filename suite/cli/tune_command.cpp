@@ -28,6 +28,7 @@
 #include "reports/run_report.h"
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
+#include "suite/cli/option_checks.h"
 #include "suite/device_backend.h"
 #include "suite/engine.h"
 #include "trials/command_trial_executor.h"
@@ -653,16 +654,20 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--set,-s", args->settings, "knob=value for every trial (device, size, ...), repeatable")->take_all();
   cmd->add_option("--strategy", args->strategy, "grid | random | staged | halving")->capture_default_str();
   cmd->add_option("--budget", args->budget, "stop after this much trial time: 90s, 10m, 1h");
-  cmd->add_option("--trials", args->trials, "stop after this many trials");
+  cmd->add_option("--trials", args->trials, "stop after this many trials")->check(whole_number_in(1, 1000000));
   cmd->add_option("--objective", args->objective, "throughput | time-to-target")->capture_default_str();
   cmd->add_option("--memory-limit", args->memory_limit, "a trial whose peak memory is above this is oom (bytes, or 512M, 2G)");
   cmd->add_flag("--resume", args->resume, "continue the journal in --out (after an interruption or kill)");
   cmd->add_option("--out,-o", args->out, "output folder (journal, trials, report.json, best-config.json/.py)")->required();
-  cmd->add_option("--seed", args->seed, "seed for the random and halving strategies, and a --command program's base seed (DYNO_SEED); --resume checks it")->capture_default_str();
-  cmd->add_option("--measure-steps", args->measure_steps, "measured steps per trial (after warm-up), at budget level 1")->capture_default_str();
-  cmd->add_option("--trial-cap", args->trial_cap_s, "seconds a throughput trial may measure")->capture_default_str();
-  cmd->add_option("--trial-timeout", args->trial_timeout_s, "seconds after which a trial is killed and recorded as timeout")->capture_default_str();
-  cmd->add_option("--verify-cap", args->verify_cap_s, "seconds a train-to-target run may take")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed for the random and halving strategies, and a --command program's base seed (DYNO_SEED); --resume checks it")
+      ->capture_default_str()
+      ->check(whole_number_in(0, INT64_MAX));
+  cmd->add_option("--measure-steps", args->measure_steps, "measured steps per trial (after warm-up), at budget level 1")
+      ->capture_default_str()
+      ->check(whole_number_in(1, 10000000));
+  cmd->add_option("--trial-cap", args->trial_cap_s, "seconds a throughput trial may measure")->capture_default_str()->check(number_in(0.1, 1e7));
+  cmd->add_option("--trial-timeout", args->trial_timeout_s, "seconds after which a trial is killed and recorded as timeout")->capture_default_str()->check(number_in(1, 1e7));
+  cmd->add_option("--verify-cap", args->verify_cap_s, "seconds a train-to-target run may take")->capture_default_str()->check(number_in(1, 1e7));
   cmd->add_option("--verify-seeds", args->verify_seeds, "verification pairs (tuned, default), one per seed; the speedup is over all of them")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));

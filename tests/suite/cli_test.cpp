@@ -117,6 +117,27 @@ TEST(Cli, BadInputExitsWithStatusTwoAndAClearMessage) {
   EXPECT_NE(r.output.find("--max-ranks"), std::string::npos) << r.output;
 }
 
+// A numeric option outside its range is refused before anything runs, naming the option, the
+// value and the range; NaN too.
+TEST(Cli, NumericOptionsRefuseValuesOutsideTheirRange) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"compare a.json b.json --alpha nan", "--alpha: 'nan' is not a number from 1e-09 to 0.5"},
+      {"check --record /tmp/dyno_never_written.json --runs 1", "--runs: '1' is not a whole number from 3 to 1000"},
+      {"tune -w fashion-mlp -o /tmp/dyno_never_written --trials -1", "--trials: '-1' is not a whole number from 1 to 1000000"},
+      {"tune -w fashion-mlp -o /tmp/dyno_never_written --seed -1", "--seed: '-1' is not a whole number from 0 to 9223372036854775807"},
+      {"tune -w fashion-mlp -o /tmp/dyno_never_written --measure-steps 0", "--measure-steps: '0' is not a whole number from 1 to 10000000"},
+      {"tune -w fashion-mlp -o /tmp/dyno_never_written --trial-timeout 0", "--trial-timeout: '0' is not a number from 1 to 1e+07"},
+      {"launch --master-port 70000 -- true", "--master-port: '70000' is not a whole number from 0 to 65535"},
+      {"train --profile-steps 0", "--profile-steps: '0' is not a whole number from 1 to 100000"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto r = testing::run_dyno(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists("/tmp/dyno_never_written"));
+}
+
 TEST(Cli, MissingDataNamesTheDebianPackage) {
   auto r = testing::run_dyno("train -w fashion-mlp --set size=tiny", "DYNO_FASHION_MNIST_DIR=/nonexistent");
   EXPECT_EQ(r.exit_code, 2);

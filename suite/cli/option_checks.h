@@ -1,0 +1,48 @@
+// Range checks for numeric command-line options (CLI11 validators): a number in [low, high], NaN
+// and infinities refused, with a message in the option's own terms ("--alpha: 'nan' is not a
+// number from 1e-09 to 0.5"). CLI11's own Range lets NaN through and prints 300-digit bounds.
+#pragma once
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace dyno {
+
+inline std::string option_bound(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+inline CLI::Validator number_in(double low, double high) {
+  const std::string range = "a number from " + option_bound(low) + " to " + option_bound(high);
+  return CLI::Validator(
+      [=](std::string& text) {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < low || v > high) return "'" + text + "' is not " + range;
+        return std::string();
+      },
+      "NUMBER in [" + option_bound(low) + ", " + option_bound(high) + "]");
+}
+
+inline CLI::Validator whole_number_in(int64_t low, int64_t high) {
+  const std::string range = "a whole number from " + std::to_string(low) + " to " + std::to_string(high);
+  return CLI::Validator(
+      [=](std::string& text) {
+        char* end = nullptr;
+        errno = 0;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        if (text.empty() || *end != '\0' || errno == ERANGE || v < low || v > high) return "'" + text + "' is not " + range;
+        return std::string();
+      },
+      "INT in [" + std::to_string(low) + ", " + std::to_string(high) + "]");
+}
+
+}  // namespace dyno
