@@ -57,6 +57,66 @@ struct ScriptedData {
   }
 };
 
+std::string shape_of(const torch::Tensor& t) {
+  std::string text = "[";
+  for (int64_t d = 0; d < t.dim(); ++d) text += (d ? ", " : "") + std::to_string(t.size(d));
+  return text + "]";
+}
+
+// An error of LibTorch's in one line: a c10::Error's first; a script's (TorchScript's traceback,
+// the error itself last) its last non-empty one.
+std::string in_one_line(const std::exception& e) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
+    const std::string what = c10_error->what_without_backtrace();
+    return what.substr(0, what.find('\n'));
+  }
+  std::string what = e.what();
+  while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) what.pop_back();
+  return what.substr(what.rfind('\n') + 1);
+}
+
+// Whether `file`'s examples fit the model and the loss, tried on its first two examples before
+// training: the model's forward on its inputs, and its targets against the outputs (cross-entropy:
+// integer class ids below the outputs' last dimension, one per output row; mse: as many values as
+// an output). A misfit is the user's data, named with its shapes, not an error deep in a step.
+void check_fit(SegmentedModel& model, const TensorSource& source, const std::string& file, const std::string& model_file, bool mse) {
+  const std::string where = "'" + file + "' (inputs " + shape_of(source.inputs()) + ", targets " + shape_of(source.targets()) + ")";
+  torch::Tensor output;
+  // In eval mode: batch norm's running statistics and dropout's random draws stay untouched.
+  const bool training = model->is_training();
+  model->eval();
+  try {
+    torch::NoGradGuard no_grad;
+    output = model->forward(source.make_batch(std::vector<int64_t>{0, std::min<int64_t>(1, source.size() - 1)}).input);
+  } catch (const std::exception& e) {
+    throw UserError("data", where + " does not fit the model '" + model_file + "': its forward on two examples failed: " + in_one_line(e));
+  }
+  model->train(training);
+  const torch::Tensor& targets = source.targets();
+  const int64_t outputs_per_example = output.numel() / std::max<int64_t>(output.size(0), 1);
+  const int64_t targets_per_example = targets.numel() / std::max<int64_t>(targets.size(0), 1);
+  if (mse) {
+    if (targets_per_example != outputs_per_example)
+      throw UserError("data", where + ": --loss mse compares each example's " + std::to_string(outputs_per_example) + " outputs (shape " +
+                                  shape_of(output) + " for two) with as many target values; the targets have " +
+                                  std::to_string(targets_per_example));
+    return;
+  }
+  const int64_t classes = output.dim() > 0 ? output.size(-1) : 1;
+  if (targets.is_floating_point())
+    throw UserError("data", where + ": the targets are floating point; cross-entropy needs integer class ids from 0 to " +
+                                std::to_string(classes - 1) + " (the model's " + std::to_string(classes) +
+                                " outputs), or use --loss mse for regression");
+  if (targets_per_example * classes != outputs_per_example)
+    throw UserError("data", where + ": cross-entropy needs one class id per row of " + std::to_string(classes) + " outputs: " +
+                                std::to_string(outputs_per_example / std::max<int64_t>(classes, 1)) + " an example, the targets have " +
+                                std::to_string(targets_per_example));
+  const int64_t low = targets.min().item<int64_t>(), high = targets.max().item<int64_t>();
+  if (low < 0 || high >= classes)
+    throw UserError("data", where + ": class ids range from " + std::to_string(low) + " to " + std::to_string(high) + "; the model has " +
+                                std::to_string(classes) + " outputs, so they must lie in 0.." + std::to_string(classes - 1));
+}
+
 }  // namespace
 
 Workload scripted_workload(const RunConfig& config) {
@@ -93,9 +153,17 @@ Workload scripted_workload(const RunConfig& config) {
     return WorkloadData{limited(data->train, size, 512), limited(data->eval, size, 256)};
   };
   // Each model is read from the file again: fresh leaf parameters (a jit clone's are not leaves).
-  w.build_model = [data, model_file = config.model_file] {
+  // The data is checked against the first one.
+  auto checked = std::make_shared<std::once_flag>();
+  w.build_model = [data, checked, model_file = config.model_file, data_file = config.data_file,
+                   eval_file = config.eval_data_file.empty() ? config.data_file : config.eval_data_file, mse = config.model_loss == "mse"] {
     data->load();
-    return segment_script(load_trainable_script(model_file), data->train->make_batch(std::vector<int64_t>{0}).input);
+    SegmentedModel model = segment_script(load_trainable_script(model_file), data->train->make_batch(std::vector<int64_t>{0}).input);
+    std::call_once(*checked, [&] {
+      check_fit(model, *data->train, data_file, model_file, mse);
+      check_fit(model, *data->eval, eval_file, model_file, mse);
+    });
+    return model;
   };
   return w;
 }

@@ -9,6 +9,8 @@
   big.pt         26,214,400 float32 inputs (100 MiB), to read a large file; big_sum.pt: their sum
   frozen.pt      torch.jit.freeze of the model (inference only); no_grad.pt: parameters without requires_grad
   not_a_dict.pt  a bare tensor; no_targets.pt: a dict without "targets"; legacy.pt: the pre-1.6 format
+  misfits        data that does not fit model.pt: flat.pt (inputs flattened to 784), class_ids.pt (labels
+                 10-19 for its 10 outputs), float_targets.pt (the labels as float32)
 
 Usage: python make_scripted_fixtures.py OUT_DIR
 """
@@ -97,6 +99,9 @@ def main(out):
 
     torch.save(inputs[:8].clone(), os.path.join(out, "not_a_dict.pt"))
     torch.save({"inputs": inputs[:8].clone(), "labels": targets[:8].clone()}, os.path.join(out, "no_targets.pt"))
+    torch.save({"inputs": inputs[:64].flatten(1).clone(), "targets": targets[:64].clone()}, os.path.join(out, "flat.pt"))
+    torch.save({"inputs": inputs[:64].clone(), "targets": targets[:64] + 10}, os.path.join(out, "class_ids.pt"))
+    torch.save({"inputs": inputs[:64].clone(), "targets": targets[:64].float()}, os.path.join(out, "float_targets.pt"))
     torch.save({"inputs": inputs[:8].clone(), "targets": targets[:8].clone()}, os.path.join(out, "legacy.pt"), _use_new_zipfile_serialization=False)
 
 

@@ -92,6 +92,13 @@ TEST(Cli, BadModelAndDataFilesExitWithStatusTwo) {
       {" --model /nonexistent/model.pt" + data, "[model] '/nonexistent/model.pt' does not exist"},
       {model, "[config] data_file: empty; workload=torchscript needs --data data.pt"},
       {data, "--data, --eval-data and --loss go with --model"},
+      {model + " --data " + testing::fixture("flat.pt"),
+       "flat.pt' (inputs [58, 784], targets [58]) does not fit the model '" + testing::fixture("model.pt") + "': its forward on two examples failed: "},
+      {model + " --data " + testing::fixture("class_ids.pt"), "class ids range from 10 to 19; the model has 10 outputs, so they must lie in 0..9"},
+      {model + data + " --eval-data " + testing::fixture("float_targets.pt"),
+       "float_targets.pt' (inputs [64, 1, 28, 28], targets [64]): the targets are floating point; cross-entropy needs integer class ids from 0 "
+       "to 9 (the model's 10 outputs), or use --loss mse for regression"},
+      {model + data + " --loss mse", "--loss mse compares each example's 10 outputs (shape [2, 10] for two) with as many target values; the targets have 1"},
   };
   for (const auto& [args, message] : cases) {
     auto r = testing::run_dyno("train" + args + " --set size=tiny max_steps=2 --no-progress --out /tmp/dyno_never_written.json");
