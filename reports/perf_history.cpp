@@ -1,6 +1,7 @@
 #include "reports/perf_history.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -37,6 +38,8 @@ nlohmann::json to_json(const HistoryEntry& e) {
 }
 
 std::vector<HistoryEntry> read_history(const std::string& path) {
+  if (std::filesystem::is_directory(path))
+    throw UserError("history", "'" + path + "' is a folder; give a history file (written by `dyno report history FILE --append CHECK.json`)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError("history", "'" + path + "' cannot be read (a history file is written by `dyno report history FILE --append CHECK.json`)");
   std::stringstream buffer;
@@ -85,6 +88,9 @@ void append_history(const std::string& path, const HistoryEntry& entry) { append
 
 HistoryEntry history_entry_from_check(const nlohmann::json& check, const std::string& revision, const std::string& time) {
   const JsonFields c(check, "history", "the check result");
+  if (c.text("kind") == "check" && c.text("verdict") == "NOT_COMPARABLE")
+    throw UserError("history", "the check result is NOT_COMPARABLE (its baseline was recorded on another machine): it measured no runs, so there "
+                               "is nothing to append");
   if (c.text("kind") != "check" || !c.has("runs") || !check["runs"].is_array() || check["runs"].empty())
     throw UserError("history", "expected the result of `dyno check --out FILE` (kind check, with runs); got kind '" + c.text("kind", "?") + "'");
   const std::vector<double> runs = c.numbers("runs");

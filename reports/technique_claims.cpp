@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "reports/json_fields.h"
 #include "reports/user_error.h"
 
 namespace dyno {
@@ -30,7 +31,7 @@ const std::vector<TechniqueClaim>& technique_claims() {
   return claims;
 }
 
-std::vector<TechniqueRow> technique_rows(const nlohmann::json& j) {
+std::vector<TechniqueRow> technique_rows(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object() || !j.contains("benchmarks") || !j["benchmarks"].is_array())
     throw UserError("report", "not a Google Benchmark JSON result (no \"benchmarks\" list); run dyno_bench_techniques --benchmark_out=FILE");
   struct Acc {
@@ -40,17 +41,19 @@ std::vector<TechniqueRow> technique_rows(const nlohmann::json& j) {
     std::string error;
   };
   std::map<std::string, Acc> by_name;
-  for (const auto& b : j["benchmarks"]) {
-    const std::string name = b.value("run_name", b.value("name", ""));
+  size_t index = 0;
+  for (const auto& entry : j["benchmarks"]) {
+    const JsonFields b(entry, "report", where + ".benchmarks[" + std::to_string(index++) + "]");
+    const std::string name = b.text("run_name", b.text("name"));
     auto& acc = by_name[name];
-    if (b.value("error_occurred", false)) {
-      acc.error = b.value("error_message", "error");
+    if (b.flag("error_occurred")) {
+      acc.error = b.text("error_message", "error");
       continue;
     }
-    if (b.value("run_type", "iteration") != "iteration" || !b.contains("real_time")) continue;
-    acc.sum += b["real_time"].get<double>();
+    if (b.text("run_type", "iteration") != "iteration" || !b.has("real_time")) continue;
+    acc.sum += b.number("real_time");
     ++acc.count;
-    acc.unit = b.value("time_unit", "ns");
+    acc.unit = b.text("time_unit", "ns");
   }
   std::vector<TechniqueRow> rows;
   for (const auto& claim : technique_claims()) {

@@ -30,7 +30,8 @@ struct TechniqueRow {
 };
 
 // Matches a Google Benchmark JSON result (from dyno_bench_techniques) against the claims.
-std::vector<TechniqueRow> technique_rows(const nlohmann::json& google_benchmark_json);
+// `where` names the result in errors (its file).
+std::vector<TechniqueRow> technique_rows(const nlohmann::json& google_benchmark_json, const std::string& where = "the benchmark result");
 std::string technique_table_text(const std::vector<TechniqueRow>& rows);
 
 }  // namespace dyno

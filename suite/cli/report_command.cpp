@@ -1,6 +1,7 @@
 #include "suite/cli/report_command.h"
 
 #include <ctime>
+#include <functional>
 #include <filesystem>
 #include <map>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "reports/perf_history.h"
 #include "reports/quantity.h"
 #include "reports/html_report.h"
+#include "reports/json_fields.h"
 #include "reports/run_report.h"
 #include "reports/technique_claims.h"
 #include "reports/user_error.h"
@@ -22,6 +24,36 @@ namespace dyno {
 namespace {
 
 nlohmann::json read_json(const std::string& path) { return read_json_file(path, "report"); }
+
+// An array field of objects, each checked by `each` (absent: nothing to check).
+void each_object(const JsonFields& parent, const char* key, const std::string& where,
+                 const std::function<void(const JsonFields&)>& each) {
+  if (!parent.has(key)) return;
+  if (!parent.json()[key].is_array()) parent.fail(key, "an array of objects");
+  size_t i = 0;
+  for (const auto& element : parent.json()[key]) each(JsonFields(element, "report", where + "." + key + "[" + std::to_string(i++) + "]"));
+}
+
+// The fields of a tune report the HTML reads, with their types: a file edited by hand or left by
+// another program is refused naming the field and the value, before anything is rendered.
+void check_tune_report(const nlohmann::json& tune, const std::string& where) {
+  const JsonFields r(tune, "report", where);
+  for (const char* key : {"kind", "workload", "device", "strategy", "objective"}) r.text(key);
+  r.integer("grid_size");
+  const JsonFields cost = r.object("cost");
+  cost.integer("trials");
+  cost.number("trial_time_s");
+  cost.number("wall_time_s");
+  auto trial_fields = [](const JsonFields& t) {
+    t.integer("id");
+    for (const char* key : {"outcome", "stage", "reason", "changes", "key", "report_path"}) t.text(key);
+    for (const char* key : {"samples_per_second", "ci_low", "ci_high", "peak_memory_bytes", "estimate"}) t.number(key);
+  };
+  each_object(r, "trials", where, trial_fields);
+  each_object(r, "pareto_front", where, trial_fields);
+  if (r.has("best")) trial_fields(r.object("best"));
+  for (const char* key : {"verification", "profiles", "environment"}) r.object(key);
+}
 
 struct ReportArgs {
   std::vector<std::string> targets;
@@ -38,6 +70,7 @@ int run_history(const ReportArgs& a) {
   const std::string& path = a.targets[1];
   if (!a.append.empty()) {
     if (a.revision.empty()) throw UserError("report", "--append needs --revision REV (the revision the check measured)");
+    if (!valid_utf8(a.revision)) throw UserError("report", "--revision: not valid UTF-8; give the revision as text (a commit hash, a tag)");
     char now[32];
     const std::time_t t = std::time(nullptr);
     std::strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
@@ -71,7 +104,7 @@ int run_report(const ReportArgs& a) {
   if (a.targets[0] == "history") return run_history(a);
   if (a.targets[0] == "techniques") {
     if (a.targets.size() != 2) throw UserError("report", "usage: dyno report techniques RESULT.json (from dyno_bench_techniques --benchmark_out)");
-    std::cout << technique_table_text(technique_rows(read_json(a.targets[1])));
+    std::cout << technique_table_text(technique_rows(read_json(a.targets[1]), "'" + a.targets[1] + "'"));
     return 0;
   }
   const std::string dir = a.targets[0];
@@ -81,17 +114,18 @@ int run_report(const ReportArgs& a) {
     throw UserError("report", "'" + report_path + "' does not exist; give the --out folder of a dyno tune run");
   nlohmann::json tune = read_json(report_path);
   check_schema_version(tune, "'" + report_path + "'");
+  check_tune_report(tune, "'" + report_path + "'");
   if (tune.value("kind", "") != "tune") throw UserError("report", "'" + report_path + "' is not a tuning report (kind " + tune.value("kind", "?") + ")");
   std::map<int64_t, nlohmann::json> trial_reports;
-  for (const auto& t : tune["trials"]) {
+  for (const auto& t : tune.value("trials", nlohmann::json::array())) {
     const std::string path = t.value("report_path", "");
     if (path.empty() || !std::filesystem::exists(path)) continue;
     try {
       nlohmann::json r = read_json(path);
-      check_schema_version(r, path);
+      report_from_json(r, path);  // every field the charts read, with its type
       trial_reports[t.value("id", int64_t{0})] = r;
     } catch (const UserError&) {
-      // A trial that crashed mid-write has no report: its row still shows the outcome.
+      // A trial that crashed mid-write, or a report that is not one: its row still shows the outcome.
     }
   }
   nlohmann::json techniques = nullptr;
@@ -99,7 +133,13 @@ int run_report(const ReportArgs& a) {
   if (techniques_path.empty() && std::filesystem::exists(dir + "/techniques.json")) techniques_path = dir + "/techniques.json";
   if (!techniques_path.empty()) techniques = read_json(techniques_path);
   const std::string out = a.out.empty() ? dir + "/report.html" : a.out;
-  write_file_atomically(out, render_html_report(tune, trial_reports, techniques));
+  std::string html;
+  try {
+    html = render_html_report(tune, trial_reports, techniques);
+  } catch (const nlohmann::json::exception& e) {  // a nested field check_tune_report does not reach
+    throw UserError("report", "'" + report_path + "' has a field of a type dyno does not write: " + e.what());
+  }
+  write_file_atomically(out, html);
   std::cout << "wrote " << out << "\n";
   return 0;
 }

@@ -209,5 +209,40 @@ TEST(Cli, ReportRendersTechniquesAndHtml) {
   testing::remove_tree(dir);
 }
 
+// Files edited by hand or left by other programs: a field of the wrong type is named with its
+// value (exit 2), never an internal error.
+TEST(Cli, ReportRefusesMistypedFilesNamingTheField) {
+  auto dir = testing::fresh_dir("cli_report_mistyped");
+  const std::string tune = (dir / "tune").string(), tech = (dir / "tech.json").string(), check = (dir / "check.json").string();
+  const std::vector<std::pair<std::string, std::string>> reports = {
+      {R"({"schema_version": "1.3", "kind": 5})", "report.json': field 'kind' is 5; expected a string"},
+      {R"({"schema_version": "1.3", "kind": "tune", "trials": [{"id": "x"}]})", "report.json'.trials[0]: field 'id' is \"x\"; expected an integer"},
+      {R"({"schema_version": "1.3", "kind": "tune", "cost": "x"})", "report.json': field 'cost' is \"x\"; expected an object"},
+      {R"({"schema_version": "1.3", "kind": "tune", "pareto_front": [5]})", "report.json'.pareto_front[0] is 5; expected a JSON object"},
+  };
+  for (const auto& [text, message] : reports) {
+    write_file_atomically(tune + "/report.json", text);
+    auto r = testing::run_dyno("report " + tune + " --html");
+    EXPECT_EQ(r.exit_code, 2) << text << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << text << "\n" << r.output;
+  }
+  write_file_atomically(tech, R"({"benchmarks": [{"name": "matmul/fp32", "real_time": "5"}]})");
+  auto r = testing::run_dyno("report techniques " + tech);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("tech.json'.benchmarks[0]: field 'real_time' is \"5\"; expected a number"), std::string::npos) << r.output;
+
+  r = testing::run_dyno("report history " + dir.string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("is a folder; give a history file"), std::string::npos) << r.output;
+  write_file_atomically(check, R"({"schema_version": "1.0", "kind": "check", "verdict": "NOT_COMPARABLE", "runs": []})");
+  r = testing::run_dyno("report history " + (dir / "h.jsonl").string() + " --append " + check + " --revision abc");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("the check result is NOT_COMPARABLE"), std::string::npos) << r.output;
+  r = testing::run_dyno("report history " + (dir / "h.jsonl").string() + " --append " + check + " --revision \"$(printf 'a\\377b')\"");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--revision: not valid UTF-8"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
 }  // namespace
 }  // namespace dyno
