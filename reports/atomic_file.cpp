@@ -124,6 +124,8 @@ void append_line_durably(const std::string& path, const std::string& line) {
 }
 
 std::string read_file(const std::string& path) {
+  struct stat s {};
+  if (::stat(path.c_str(), &s) == 0 && S_ISDIR(s.st_mode)) throw UserError("file", "cannot read '" + path + "': it is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError("file", "cannot read '" + path + "': " + std::strerror(errno));
   std::ostringstream buffer;
@@ -137,7 +139,10 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& path,
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double's range
-    throw UserError(where, "'" + path + "' is not valid JSON: " + e.what());
+    // Without nlohmann's "[json.exception.parse_error.101] " prefix: the position and the reason stay.
+    std::string what = e.what();
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) what = what.substr(what.find("] ") + 2);
+    throw UserError(where, "'" + path + "' is not valid JSON: " + what);
   }
 }
 

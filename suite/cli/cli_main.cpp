@@ -28,6 +28,19 @@ int run_cli(int argc, char** argv) {
   add_compare_commands(app);
   add_report_command(app);
   add_launch_command(app);
+  // CLI11 reads an unknown first word as a stray argument and asks for "a subcommand".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+      names += (names.empty() ? "" : ", ") + command->get_name();
+      known = known || command->get_name() == argv[1];
+    }
+    if (!known) {
+      std::cerr << "dyno: '" << argv[1] << "' is not a subcommand; one of " << names << " (dyno --help)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -102,21 +102,24 @@ std::string version_text() { return "dyno " + dyno_revision() + " (LibTorch " + 
 void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   auto* cmd = app.add_subcommand("train", "train one workload under one configuration and write its run report");
-  cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`); default: the --config's, else fashion-mlp");
+  cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`); default: the --config's, else fashion-mlp")->check(not_empty());
   add_model_file_options(cmd, args->model_file);
-  cmd->add_option("--config,-c", args->config_path, "JSON config (knob -> value); a run report or best-config.json also works");
+  cmd->add_option("--config,-c", args->config_path, "JSON config (knob -> value); a run report or best-config.json also works")->check(not_empty());
   cmd->add_option("--set,-s", args->settings, "knob=value, repeatable (see `dyno knobs`)")->take_all();
-  cmd->add_option("--out,-o", args->out, "report path (default runs/<workload>-<time>.json)");
+  cmd->add_option("--out,-o", args->out, "report path (default runs/<workload>-<time>.json)")->check(file_to_write());
   cmd->add_flag("--progress", args->progress, "always show the progress line");
   cmd->add_flag("--no-progress", args->no_progress, "never show the progress line");
   cmd->add_flag("--json", args->json, "print the report JSON to stdout instead of the summary");
   cmd->add_option("--profile", args->profile,
                   "profile the steps right after warm-up with LibTorch's profiler: Chrome trace JSON to this path, op table and "
-                  "bottleneck verdict in the report (the profiled steps are not part of the measured figures)");
+                  "bottleneck verdict in the report (the profiled steps are not part of the measured figures)")->check(file_to_write());
   cmd->add_option("--profile-steps", args->profile_steps, "steps to profile with --profile")->capture_default_str()->check(whole_number_in(1, 100000));
   handlers()[cmd] = [args] {
     RunConfig config = build_config(args->config_path, args->workload, args->settings);
     apply_model_file_args(args->model_file, config);
+    if (!args->profile.empty() && !args->out.empty() &&
+        std::filesystem::absolute(args->profile).lexically_normal() == std::filesystem::absolute(args->out).lexically_normal())
+      throw UserError("train", "--profile and --out are both '" + args->out + "'; the report would overwrite the trace it points to");
     load_host_allocator(config.host_allocator);  // a preloaded malloc re-executes this command first
     EngineOptions options;
     options.progress = !args->no_progress && (args->progress || ::isatty(STDERR_FILENO)) && process_rank() == 0;

@@ -429,9 +429,11 @@ void add_compare_commands(CLI::App& app) {
   auto* check = app.add_subcommand("check", "re-measure a baseline's configuration now and gate on a regression "
                                        "(exit 0 pass, 1 fail, 2 inconclusive or bad input, 4 not comparable: recorded under another machine fingerprint, "
                                        "130 interrupted)");
-  check->add_option("--baseline,-b", k->baseline, "baseline file (kind: baseline), or a folder of them, one per machine fingerprint");
-  check->add_option("--record", k->record, "measure --runs runs of --workload/--set and write them as a baseline FILE (a folder: FOLDER/<fingerprint>.json)");
-  check->add_option("--workload,-w", k->workload, "with --record: the workload");
+  auto* baseline = check->add_option("--baseline,-b", k->baseline, "baseline file (kind: baseline), or a folder of them, one per machine fingerprint");
+  auto* record = check->add_option("--record", k->record, "measure --runs runs of --workload/--set and write them as a baseline FILE (a folder: FOLDER/<fingerprint>.json)")
+                     ->check(not_empty())
+                     ->excludes(baseline);
+  check->add_option("--workload,-w", k->workload, "with --record: the workload")->needs(record)->check(not_empty());
   check->add_option("--set,-s", k->settings, "knob=value applied to both sides (with --record: the config), repeatable")->take_all();
   check->add_option("--candidate-set", k->candidate_settings, "knob=value for the candidate only (e.g. slowdown_percent=5 to validate)")->take_all();
   check->add_option("--against", k->against, "another dyno binary: measure both builds in pairs (see --pairing) and compare the pairs");
@@ -449,7 +451,7 @@ void add_compare_commands(CLI::App& app) {
       ->capture_default_str()
       ->check(number_in(1, 86400));
   check->add_option("--markdown", k->markdown_path, "also write the Markdown summary here (for CI logs)");
-  check->add_option("--out", k->out, "write the check result JSON here (readable by dyno compare)");
+  check->add_option("--out", k->out, "write the check result JSON here (readable by dyno compare)")->check(file_to_write());
   register_command_handler(check, [k] { return run_check(*k); });
 }
 

@@ -3,6 +3,8 @@
 // number from 1e-09 to 0.5"). CLI11's own Range lets NaN through and prints 300-digit bounds.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -43,6 +45,25 @@ inline CLI::Validator whole_number_in(int64_t low, int64_t high) {
         return std::string();
       },
       "INT in [" + std::to_string(low) + ", " + std::to_string(high) + "]");
+}
+
+// A name or path given with the option must not be empty ("-o ''" is not the default).
+inline CLI::Validator not_empty() {
+  return CLI::Validator([](std::string& text) { return text.empty() ? std::string("empty; give a value or leave the option out") : std::string(); },
+                        "");
+}
+
+// A file to write: not an existing folder, nor a name ending in '/'.
+inline CLI::Validator file_to_write() {
+  return CLI::Validator(
+      [](std::string& text) {
+        if (text.empty()) return std::string("empty; give a file path or leave the option out");
+        struct stat s {};
+        if (text.back() == '/' || (::stat(text.c_str(), &s) == 0 && S_ISDIR(s.st_mode)))
+          return "'" + text + "' is a folder; give a file path";
+        return std::string();
+      },
+      "");
 }
 
 }  // namespace dyno

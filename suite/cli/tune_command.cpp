@@ -441,6 +441,7 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
 
 // The throughput objective leaves the knobs items/s cannot judge at their defaults, saying so.
 void leave_throughput_blind_knobs(Tunable& t) {
+  if (t.space.axes().empty()) throw UserError("space", "has no axes: give the knobs to search with their values, or leave --space out for the default space");
   const SearchSpace blind = t.space.take_convergence_axes();
   for (const auto& axis : blind.axes())
     std::fprintf(stderr, "[tune] %s stays %s: %s; --objective time-to-target searches it\n", axis.knob.c_str(), t.base[axis.knob].dump().c_str(),
@@ -647,7 +648,7 @@ int run_tune(const TuneArgs& args) {
 void add_tune_command(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
   auto* cmd = app.add_subcommand("tune", "search a workload's knobs for the fastest configuration that still converges");
-  cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`)")->capture_default_str();
+  cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`)")->capture_default_str()->check(not_empty());
   add_model_file_options(cmd, args->model_file);
   cmd->add_option("--space", args->space_path, "search space JSON: {\"axes\": {knob: [values] | {min, max, step|factor}}}");
   cmd->add_option("--axis,-a", args->axes, "override an axis: knob=v1,v2 | knob=lo:hi:xF | knob=lo:hi:+S (repeatable)")->take_all();
@@ -658,7 +659,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--objective", args->objective, "throughput | time-to-target")->capture_default_str();
   cmd->add_option("--memory-limit", args->memory_limit, "a trial whose peak memory is above this is oom (bytes, or 512M, 2G)");
   cmd->add_flag("--resume", args->resume, "continue the journal in --out (after an interruption or kill)");
-  cmd->add_option("--out,-o", args->out, "output folder (journal, trials, report.json, best-config.json/.py)")->required();
+  cmd->add_option("--out,-o", args->out, "output folder (journal, trials, report.json, best-config.json/.py)")->required()->check(not_empty());
   cmd->add_option("--seed", args->seed, "seed for the random and halving strategies, and a --command program's base seed (DYNO_SEED); --resume checks it")
       ->capture_default_str()
       ->check(whole_number_in(0, INT64_MAX));

@@ -145,6 +145,33 @@ TEST(Cli, NumericOptionsRefuseValuesOutsideTheirRange) {
   EXPECT_FALSE(std::filesystem::exists("/tmp/dyno_never_written"));
 }
 
+// Options that cannot mean what they say are refused before anything runs.
+TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
+  auto dir = testing::fresh_dir("cli_refused");
+  write_file_atomically((dir / "empty-space.json").string(), R"({"axes": {}})");
+  write_file_atomically((dir / "truncated.json").string(), R"({"amp": "bf16",)");
+  const std::string d = dir.string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"bogus", "dyno: 'bogus' is not a subcommand; one of train, workloads, knobs, tune, compare, check, report, launch"},
+      {"train -w ''", "--workload: empty; give a value or leave the option out"},
+      {"train -o " + d, "--out: '" + d + "' is a folder; give a file path"},
+      {"train --set size=tiny --profile " + d + "/same.json -o " + d + "/./same.json", "--profile and --out are both"},
+      {"train -c " + d, "cannot read '" + d + "': it is a folder, not a file"},
+      {"train -c " + d + "/truncated.json", "truncated.json' is not valid JSON: parse error at line 1"},
+      {"check --record " + d + "/b.json --baseline " + d + "/b.json", "--baseline excludes --record"},
+      {"check -w fashion-mlp --baseline " + d + "/b.json", "--workload requires --record"},
+      {"tune -w fashion-mlp --space " + d + "/empty-space.json -o " + d + "/tune", "[space] has no axes"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto r = testing::run_dyno(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("json.exception"), std::string::npos) << args << "\n" << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "same.json"));
+  testing::remove_tree(dir);
+}
+
 TEST(Cli, MissingDataNamesTheDebianPackage) {
   auto r = testing::run_dyno("train -w fashion-mlp --set size=tiny", "DYNO_FASHION_MNIST_DIR=/nonexistent");
   EXPECT_EQ(r.exit_code, 2);
