@@ -36,6 +36,11 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
+    // Not the terminal: a read from it would stop a background process group (SIGTTIN) until the timeout.
+    if (const int null = ::open("/dev/null", O_RDONLY); null >= 0) {
+      ::dup2(null, STDIN_FILENO);
+      if (null != STDIN_FILENO) ::close(null);
+    }
     int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       ::dup2(fd, STDOUT_FILENO);
@@ -65,7 +70,14 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
   struct rusage usage {};
   double asked_at = 0;
   for (;;) {
-    if (::wait4(pid, &status, WNOHANG, &usage) == pid) break;
+    // Ended (not yet reaped, so its process group still exists): what it started and left running
+    // goes with it, rather than run on into the next measurement.
+    siginfo_t ended {};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOHANG | WNOWAIT) == 0 && ended.si_pid == pid) {
+      ::kill(-pid, SIGKILL);
+      ::wait4(pid, &status, 0, &usage);
+      break;
+    }
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     if (!result.timed_out && !result.interrupted && !result.stopped) {
       if (stop && *stop) {

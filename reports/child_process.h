@@ -1,6 +1,7 @@
 // Runs a program as a child process from an argument vector (fork + execv, never a shell), in
 // its own process group, killed with its parent (PR_SET_PDEATHSIG) and after a timeout, with
-// stdout and stderr sent to a log file. Used wherever dyno measures something in a fresh process.
+// stdin from /dev/null and stdout and stderr sent to a log file. When it ends, whatever it left
+// running in its process group is killed. Used wherever dyno measures something in a fresh process.
 #pragma once
 
 #include <atomic>

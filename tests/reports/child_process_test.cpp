@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "reports/atomic_file.h"
+#include "reports/user_error.h"
 
 namespace dyno {
 namespace {
@@ -32,6 +33,42 @@ TEST(ChildProcess, KillsAChildThatOutlivesItsTimeout) {
   EXPECT_TRUE(r.signaled);
   EXPECT_LT(r.wall_time_s, 10);
   std::remove(log.c_str());
+}
+
+// Its stdin is /dev/null, not the parent's (a terminal would stop a background group that reads).
+TEST(ChildProcess, ReadsEndOfFileFromStdin) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);  // the parent's stdin: a pipe nobody writes to or closes
+  const int saved = ::dup(STDIN_FILENO);
+  ::dup2(pipe_fds[0], STDIN_FILENO);
+  const std::string log = log_path("stdin");
+  const ChildResult r = run_child({"/bin/sh", "-c", "read line; echo \"read [$line]\""}, log, 5);
+  ::dup2(saved, STDIN_FILENO);
+  for (int fd : {saved, pipe_fds[0], pipe_fds[1]}) ::close(fd);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(last_line_of(log), "read []");
+  std::remove(log.c_str());
+}
+
+// What a child started in its process group and left running ends with it.
+TEST(ChildProcess, WhatTheChildLeftRunningEndsWithIt) {
+  const std::string log = log_path("left"), pid_file = log + ".pid";
+  const ChildResult r = run_child({"/bin/sh", "-c", "sleep 30 & echo $! > " + pid_file + "; exit 0"}, log, 10);
+  EXPECT_EQ(r.exit_code, 0);
+  const std::string pid = read_file(pid_file);
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {  // killed: gone, or a zombie until its new parent reaps it
+    std::string stat;
+    try {
+      stat = read_file("/proc/" + pid.substr(0, pid.find('\n')) + "/stat");
+    } catch (const UserError&) {
+    }
+    gone = stat.empty() || stat.find(") Z ") != std::string::npos;
+    if (!gone) ::usleep(10000);
+  }
+  EXPECT_TRUE(gone) << "sleep " << pid << " outlived the child";
+  std::remove(log.c_str());
+  std::remove(pid_file.c_str());
 }
 
 TEST(ChildProcess, RunsTheChildOnlyOnTheCpusAskedFor) {
