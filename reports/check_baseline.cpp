@@ -21,7 +21,7 @@ CheckBaseline check_baseline_from_json(const nlohmann::json& json, const std::st
   CheckBaseline b;
   b.config = j.required("config");
   config_from_json(b.config);  // a baseline whose config this dyno cannot run is refused here, naming the knob
-  b.figure = j.text("figure");
+  b.figure = j.text("figure", "median");  // baselines from before the field held each run's median
   const auto& runs = j.required("runs");
   if (!runs.is_array() || runs.empty()) j.fail("runs", "a non-empty array of samples/s figures, one per measurement process");
   for (const auto& r : runs) {
@@ -29,6 +29,9 @@ CheckBaseline check_baseline_from_json(const nlohmann::json& json, const std::st
       j.fail("runs", "an array of positive finite samples/s figures");
     b.runs.push_back(r.get<double>());
   }
+  // The machine it was measured on: without it, no fingerprint could tell another machine's figures.
+  if (!j.has("environment"))
+    throw UserError("check", where + ": no 'environment': a baseline records the machine it was measured on; re-record it with dyno check --record");
   b.environment = j.object("environment").json();
   return b;
 }

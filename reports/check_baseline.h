@@ -12,7 +12,7 @@ namespace dyno {
 
 struct CheckBaseline {
   nlohmann::json config = nlohmann::json::object();
-  std::string figure;  // empty in baselines older than the field
+  std::string figure;  // "median" in baselines older than the field
   std::vector<double> runs;
   nlohmann::json environment = nlohmann::json::object();
 };

@@ -64,7 +64,9 @@ TargetSpec TargetSpec::parse(const std::string& text) {
   throw UserError("tune", "--target '" + text + "' is not METRIC>=VALUE or METRIC<=VALUE (e.g. accuracy>=0.85, val_loss<=0.3)");
 }
 
-std::string TargetSpec::to_string() const { return metric + (higher_is_better ? ">=" : "<=") + format_fixed(value, 4); }
+// The value as the shortest text that reads back as it (a program stopping at DYNO_TARGET stops at
+// dyno's own target: 0.00005 rounded to four places would be 0.0001).
+std::string TargetSpec::to_string() const { return metric + (higher_is_better ? ">=" : "<=") + nlohmann::json(value).dump(); }
 
 Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) {
   Trial trial;

@@ -101,7 +101,11 @@ ProgramReport parse_program_report(const std::string& text, const std::string& p
       ReportEvaluation e;
       e.value = number_field(j, "value", where, true);
       e.metric = j.contains("metric") && j["metric"].is_string() ? j["metric"].get<std::string>() : "metric";
-      if (j.contains("elapsed") && !j["elapsed"].is_null()) e.elapsed_s = number_field(j, "elapsed", where, false);
+      if (j.contains("elapsed") && !j["elapsed"].is_null()) {
+        e.elapsed_s = number_field(j, "elapsed", where, false);
+        if (!(e.elapsed_s >= 0))
+          throw UserError("report", where + ": \"elapsed\" is " + j["elapsed"].dump() + "; it is the seconds since the program started, 0 or more");
+      }
       const size_t index = report.evaluations.size();
       e.seen_s = previous && index < previous->evaluations.size() ? previous->evaluations[index].seen_s : seen_s;
       report.evaluations.push_back(e);

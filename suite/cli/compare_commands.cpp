@@ -125,8 +125,8 @@ struct CheckArgs {
 // One measurement: a fresh `dyno train` process of `config`. Its figure is the 90th percentile of
 // the run's window throughputs: interference on a shared machine (another tenant, a daemon, a
 // frequency dip) only ever slows a window down, so the fast end of a run is its undisturbed speed
-// and moves far less from run to run than the median (measured here: 1.4% against 2.2% run-to-run
-// variation on fashion-mlp; see README). A slowdown in dyno's own code slows every window alike.
+// and moves less from run to run than the median (docs/measurement.md has the figures). A
+// slowdown in dyno's own code slows every window alike.
 // `cpus`: the CPUs the run may use (empty: any).
 std::atomic<bool> check_interrupted{false};  // SIGINT or SIGTERM: stop the measurement run, record nothing
 struct CheckInterrupted {};
@@ -282,7 +282,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
   if (a.baseline.empty()) throw UserError("check", "--baseline FILE is required (or --record FILE to make one)");
   const std::string baseline_path = std::filesystem::is_directory(a.baseline) ? choose_baseline(a.baseline) : a.baseline;
   const CheckBaseline baseline = read_check_baseline(baseline_path);
-  if (a.against.empty() && !baseline.figure.empty() && baseline.figure != kRunFigure)
+  if (a.against.empty() && baseline.figure != kRunFigure)
     throw UserError("check", "'" + baseline_path + "' holds per-run figures of kind \"" + baseline.figure + "\", this dyno measures " + kRunFigure +
                                  "; re-record it with dyno check --record, or use --against");
   const nlohmann::json base_config = with_settings(baseline.config, a.settings);

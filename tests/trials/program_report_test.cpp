@@ -79,6 +79,8 @@ TEST(ProgramReport, ALineThatBreaksTheProtocolNamesTheLine) {
   EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "window", "items": 0, "seconds": 1})" "\n")); }, "needs items > 0 and seconds > 0");
   EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "eval", "value": "high"})" "\n")); }, "line 1: \"value\" is \"high\", not a number");
   EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "knobs", "applied": [1]})" "\n")); }, "line 1: a knobs line needs \"applied\"");
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "eval", "value": 0.9, "elapsed": -1})" "\n")); },
+                   "line 1: \"elapsed\" is -1; it is the seconds since the program started, 0 or more");
 }
 
 }  // namespace
