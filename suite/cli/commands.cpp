@@ -73,7 +73,14 @@ RunConfig build_config(const std::string& config_path, const std::string& worklo
 void print_summary(const RunReport& r, const std::string& path) {
   const auto& s = r.summary;
   std::printf("outcome           %s%s%s\n", to_string(r.outcome), r.outcome_reason.empty() ? "" : ": ", r.outcome_reason.c_str());
-  std::printf("%-17s %.1f (spread %.1f%%)\n", (s.throughput_unit + "/s").c_str(), s.samples_per_second, 100 * s.samples_per_second_spread);
+  if (r.throughput_windows.empty())
+    std::printf("%-17s not measured: no window of log_every_steps %lld completed after the warm-up (warmup_steps %lld%s) in its %lld "
+                "steps; raise max_steps or lower log_every_steps\n",
+                (s.throughput_unit + "/s").c_str(), static_cast<long long>(r.config.value("log_every_steps", int64_t{0})),
+                static_cast<long long>(r.config.value("warmup_steps", int64_t{0})), r.profile ? ", then the profiled steps" : "",
+                static_cast<long long>(s.steps));
+  else
+    std::printf("%-17s %.1f (spread %.1f%%)\n", (s.throughput_unit + "/s").c_str(), s.samples_per_second, 100 * s.samples_per_second_spread);
   std::printf("%-17s %.4f (target %.4f, %s)\n", s.metric_name.c_str(), s.final_metric, s.target, s.target_reached ? "reached" : "not reached");
   if (s.time_to_target_s) std::printf("time to target    %.1f s\n", *s.time_to_target_s);
   else std::printf("time to target    null\n");

@@ -194,6 +194,17 @@ TEST(Cli, AFullDiskDuringTheReportWriteKeepsTheOldReport) {
   testing::remove_tree(dir);
 }
 
+// A run too short for one measurement window after its warm-up says so instead of "0.0 samples/s".
+TEST(Cli, ARunWithNoMeasuredWindowSaysWhy) {
+  auto r = testing::run_dyno("train -w fashion-mlp --set size=tiny max_steps=2 --no-progress --out /tmp/dyno_cli_unmeasured.json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("samples/s         not measured: no window of log_every_steps 50 completed after the warm-up (warmup_steps 10) in its 2 "
+                          "steps; raise max_steps or lower log_every_steps"),
+            std::string::npos)
+      << r.output;
+  std::remove("/tmp/dyno_cli_unmeasured.json");
+}
+
 TEST(Cli, DivergedRunExitsThreeWithItsReport) {
   auto dir = testing::fresh_dir("cli_diverged");
   auto r = testing::run_dyno("train -w fashion-mlp --set size=tiny inject_fault=nan inject_fault_at_step=2 --no-progress --out " +
