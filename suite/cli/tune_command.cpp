@@ -377,6 +377,22 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
                 : SearchSpace::from_json(read_json_file(args.space_path, "space"));
   if (t.space.declares_knobs()) throw UserError("space", "declares knobs of its own (\"knobs\"): only a program given with --command can take them");
   for (const auto& a : args.axes) t.space.override_axis(a);
+  validate_combination(base);
+  // A knob fixed with --set is the user's choice: the default space leaves its axis out, saying
+  // so; a --space or --axis that searches it contradicts the setting.
+  for (const auto& setting : args.settings) {
+    const std::string knob = setting.substr(0, setting.find('='));
+    if (!t.space.find(knob)) continue;
+    const bool axis_given = !args.space_path.empty() || std::any_of(args.axes.begin(), args.axes.end(), [&](const std::string& a) {
+      return a.substr(0, a.find('=')) == knob;
+    });
+    if (axis_given)
+      throw UserError("tune", "--set " + setting + " fixes " + knob + ", which " + (args.space_path.empty() ? "--axis" : "the --space") +
+                                  " searches; give one or the other");
+    t.space.remove_axis(knob);
+    std::fprintf(stderr, "[tune] %s stays %s (--set): the default space's %s axis is left out\n", knob.c_str(),
+                 setting.substr(knob.size() + 1).c_str(), knob.c_str());
+  }
   if (!workload.convolutional) t.space.remove_axis("channels_last");
   if (to_target)
     t.convergence = take_convergence_axes(t.space, {workload.recipe.epochs, workload.metric_name == "accuracy" && !workload.loss});

@@ -382,6 +382,24 @@ TEST(TuneCommand, SpacesSettingsAndCommandsAreCheckedBeforeAnyTrial) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+// A knob given with --set is fixed: the default space's axis for it is left out, and said so.
+TEST(TuneCommand, ASettingTakesItsKnobOutOfTheDefaultSpace) {
+  const std::string dir = "/tmp/dyno_tune_set_fixes_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --set size=tiny --set threads=1 --set amp=bf16 --trials 1 "
+                          "--measure-steps 4 --no-verify --no-profile -q --out " + dir + "/run > " + dir + "/out.txt 2>&1";
+  ASSERT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0) << read_file(dir + "/out.txt");
+  EXPECT_NE(read_file(dir + "/out.txt").find("[tune] amp stays bf16 (--set): the default space's amp axis is left out"), std::string::npos)
+      << read_file(dir + "/out.txt");
+  const auto header = nlohmann::json::parse(read_file(dir + "/run/journal.jsonl").substr(0, read_file(dir + "/run/journal.jsonl").find('\n')));
+  const auto axes = header["space"]["axes"];
+  EXPECT_FALSE(axes.contains("threads")) << axes;
+  EXPECT_FALSE(axes.contains("amp")) << axes;
+  EXPECT_TRUE(axes.contains("batch_size")) << axes;
+  EXPECT_EQ(header["base_config"]["amp"], "bf16");
+  std::system(("rm -rf " + dir).c_str());
+}
+
 }  // namespace
 }  // namespace dyno
 
