@@ -8,6 +8,7 @@ Prints one JSON object: {"best_point": {...}, "best_samples_per_second": x, "tri
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -58,7 +59,10 @@ def main():
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=a.seed))
     start = time.time()
-    study.optimize(objective, n_trials=a.trials)
+    try:
+        study.optimize(objective, n_trials=a.trials)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     print(json.dumps({"best_point": study.best_params, "best_samples_per_second": study.best_value,
                       "trials": len(study.trials), "wall_time_s": time.time() - start, "points": points}))
 

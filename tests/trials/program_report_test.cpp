@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include <gtest/gtest.h>
 
@@ -20,10 +21,15 @@ namespace {
     EXPECT_NE(message.find(text), std::string::npos) << message; \
   } while (0)
 
+// One file per test process, removed when it exits.
 std::string report_file(const std::string& text) {
-  const std::string path = "/tmp/dyno_program_report_" + std::to_string(::getpid()) + ".jsonl";
-  write_file_atomically(path, text);
-  return path;
+  struct RemovedAtExit {
+    std::string path = "/tmp/dyno_program_report_" + std::to_string(::getpid()) + ".jsonl";
+    ~RemovedAtExit() { std::remove(path.c_str()); }
+  };
+  static const RemovedAtExit file;
+  write_file_atomically(file.path, text);
+  return file.path;
 }
 
 TEST(ProgramReport, ReadsKnobsWindowsEvaluationsAndDone) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "reports/user_error.h"
+#include "temp_dir.h"
 
 namespace dyno {
 namespace {
@@ -47,6 +48,7 @@ TEST(FashionMnist, MissingFilesNameThePackage) {
     EXPECT_NE(std::string(e.what()).find("dataset-fashion-mnist"), std::string::npos) << e.what();
   }
   unsetenv("DYNO_FASHION_MNIST_DIR");
+  testing::remove_tree(empty);
 }
 
 TEST(FashionMnist, PixelsStartAfterTheHeader) {
