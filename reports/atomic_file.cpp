@@ -109,8 +109,16 @@ void append_line_durably(const std::string& path, const std::string& line) {
   ::fstat(fd, &before);
   try {
     if (const off_t whole = whole_lines_size(fd, before.st_size); whole < before.st_size) {
-      if (::ftruncate(fd, whole) != 0) fail("write", path, errno);
-      before.st_size = whole;
+      // A last record that is whole but for its newline (the journal's reader takes it) gets the
+      // newline; anything else there is cut off.
+      std::string tail(static_cast<size_t>(before.st_size - whole), '\0');
+      if (::pread(fd, tail.data(), tail.size(), whole) == static_cast<ssize_t>(tail.size()) && nlohmann::json::accept(tail)) {
+        write_all(fd, "\n", path);
+        before.st_size += 1;
+      } else {
+        if (::ftruncate(fd, whole) != 0) fail("write", path, errno);
+        before.st_size = whole;
+      }
     }
     write_all(fd, line + "\n", path);
     sync_or_throw(fd, path);

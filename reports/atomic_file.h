@@ -15,7 +15,8 @@ void write_file_atomically(const std::string& path, const std::string& content);
 void make_folder(const std::string& path);
 
 // Appends one line and flushes it to disk before returning (journals). A last line without its
-// newline, torn by a kill mid-write and ignored by the readers, is cut off first.
+// newline (a kill mid-write) is first completed when it is whole JSON, else cut off: readers
+// ignore a torn line. One writer at a time.
 void append_line_durably(const std::string& path, const std::string& line);
 
 std::string read_file(const std::string& path);

@@ -73,10 +73,15 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
     // Ended (not yet reaped, so its process group still exists): what it started and left running
     // goes with it, rather than run on into the next measurement.
     siginfo_t ended {};
-    if (::waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOHANG | WNOWAIT) == 0 && ended.si_pid == pid) {
+    const int waited = ::waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOHANG | WNOWAIT);
+    if (waited == 0 && ended.si_pid == pid) {
       ::kill(-pid, SIGKILL);
       ::wait4(pid, &status, 0, &usage);
       break;
+    }
+    if (waited != 0 && errno == ECHILD) {  // reaped elsewhere (SIGCHLD ignored): its status is lost
+      result.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();
+      return result;  // exit_code -1
     }
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     if (!result.timed_out && !result.interrupted && !result.stopped) {

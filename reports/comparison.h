@@ -21,8 +21,9 @@ struct ShiftEstimate {
   double regression_low = 0;    // confidence interval of that
   double regression_high = 0;
   double p_value = 1;           // one-sided: probability of a shift this large if there were none
-  // Too few repetitions for the confidence: even the whole range falls short of it (at 99%, fewer
-  // than 8 pairs, 3 x 3 or 3 against 5 repetitions); the interval is that range, and gives no PASS.
+  // Too few repetitions for the confidence: even the whole range falls short of it (at 99%: fewer
+  // than 8 pairs; n and m runs with C(n + m, n) below 200, as 3 x 3, 4 x 5 or 3 against 8); the
+  // interval is that range, and gives no PASS.
   bool short_of_confidence = false;
   int candidate_count = 0;
   int baseline_count = 0;

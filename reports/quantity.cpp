@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "reports/user_error.h"
 
 namespace dyno {
@@ -41,7 +43,7 @@ double parse_fraction(const std::string& text, const std::string& where, const s
   const double fraction = parse_quantity(text, {{"", 1}, {"%", 0.01}}, where, flag, "a fraction like 5% or 0.05", /*allow_zero=*/true);
   if (fraction > 1 && text.find('%') == std::string::npos)
     throw UserError(where, flag + ": '" + text + "' is a fraction above 1 (" + format_fixed(100 * fraction, 0) + "%); write " + text +
-                               "% for " + text + " per cent, or 0.05 for 5%");
+                               "% for " + text + " per cent, or " + nlohmann::json(fraction / 100).dump());
   return fraction;
 }
 

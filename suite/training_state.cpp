@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -72,17 +75,30 @@ void save_training_state(const std::string& path, torch::nn::Module& model, torc
 namespace {
 
 // The model, the optimizer, the counters and the generators of a state whose workload matched.
-void read_progress(torch::serialize::InputArchive& archive, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                   const c10::Device& device, TrainingProgress& p) {
+void read_progress(const std::string& path, torch::serialize::InputArchive& archive, torch::nn::Module& model,
+                   torch::optim::Optimizer& optimizer, const c10::Device& device, TrainingProgress& p) {
   // A fresh tensor per key: read() into a defined tensor re-points that tensor (set_).
   auto read = [&archive](const char* key) {
     torch::Tensor value;
     archive.read(key, value);
     return value;
   };
+  // load() takes the saved tensors as they are: a state of a model with the same names and other
+  // shapes would load, then fail (or train the saved shapes).
+  auto shapes = [&model] {
+    std::map<std::string, std::vector<int64_t>> by_name;
+    for (const auto& parameter : model.named_parameters()) by_name[parameter.key()] = parameter.value().sizes().vec();
+    for (const auto& buffer : model.named_buffers()) by_name[buffer.key()] = buffer.value().sizes().vec();
+    return by_name;
+  };
+  const auto expected = shapes();
   torch::serialize::InputArchive model_archive;
   archive.read("model", model_archive);
   model.load(model_archive);
+  for (const auto& [name, shape] : shapes())
+    if (shape != expected.at(name))
+      throw UserError("config", "resume_state: '" + path + "' holds " + name + " of shape " + c10::str(c10::IntArrayRef(shape)) +
+                                    ", this run's model has " + c10::str(c10::IntArrayRef(expected.at(name))) + " (another model size?)");
   torch::serialize::InputArchive optimizer_archive;
   archive.read("optimizer", optimizer_archive);
   optimizer.load(optimizer_archive);
@@ -93,7 +109,12 @@ void read_progress(torch::serialize::InputArchive& archive, torch::nn::Module& m
   p.scaler_growth_tracker = read("scaler_growth_tracker").item<int64_t>();
   p.elapsed_s = read("elapsed_s").item<double>();
   set_generator_state(c10::Device(c10::kCPU), read("rng_cpu").cpu());
-  if (!device.is_cpu()) set_generator_state(device, read("rng_device").cpu());
+  if (!device.is_cpu()) {
+    torch::Tensor rng_device;
+    if (!archive.try_read("rng_device", rng_device))
+      throw UserError("config", "resume_state: '" + path + "' was saved on the CPU (it has no device generator state); resume it with device=cpu");
+    set_generator_state(device, rng_device.cpu());
+  }
 }
 
 }  // namespace
@@ -119,12 +140,12 @@ TrainingProgress load_training_state(const std::string& path, torch::nn::Module&
   p.workload = tensor_text(t);
   if (p.workload != workload)
     throw UserError("config", "resume_state: '" + path + "' holds a '" + p.workload + "' run, not '" + workload + "'");
-  if (archive.try_read("optimizer_kind", t)) p.optimizer = tensor_text(t);
+  if (torch::Tensor kind; archive.try_read("optimizer_kind", kind)) p.optimizer = tensor_text(kind);
   if (!p.optimizer.empty() && p.optimizer != optimizer_kind)
     throw UserError("config", "resume_state: '" + path + "' holds an " + p.optimizer + " optimizer's state, not " + optimizer_kind +
                                   "'s; resume with --set optimizer=" + p.optimizer);
   try {
-    read_progress(archive, model, optimizer, device, p);
+    read_progress(path, archive, model, optimizer, device, p);
   } catch (const c10::Error& e) {
     const std::string what = e.what_without_backtrace();
     throw UserError("config", "resume_state: '" + path + "' does not fit this run's model and optimizer (saved with another optimizer, "

@@ -110,7 +110,8 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     return trial;
   }
   RunReport report = read_report(report_path);
-  if (point.contains("ddp.world_size") && point["ddp.world_size"] != report.world_size) {
+  // (A run that ran out of memory may end before it records its world size.)
+  if (report.outcome != Outcome::Oom && point.contains("ddp.world_size") && point["ddp.world_size"] != report.world_size) {
     trial.outcome = Outcome::InvalidConfig;
     trial.reason = "ddp.world_size: the point's is " + point["ddp.world_size"].dump() + " and the launcher started " +
                    std::to_string(report.world_size) + " ranks; give the launcher {ddp.world_size}";

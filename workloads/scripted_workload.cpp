@@ -92,6 +92,8 @@ void check_fit(SegmentedModel& model, const TensorSource& source, const std::str
     throw UserError("data", where + " does not fit the model '" + model_file + "': its forward on two examples failed: " + in_one_line(e));
   }
   model->train(training);
+  if (output.dim() == 0)
+    throw UserError("data", "the model '" + model_file + "' returns a single number for a batch; dyno trains models whose output has a row per example");
   const torch::Tensor& targets = source.targets();
   const int64_t outputs_per_example = output.numel() / std::max<int64_t>(output.size(0), 1);
   const int64_t targets_per_example = targets.numel() / std::max<int64_t>(targets.size(0), 1);

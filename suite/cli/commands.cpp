@@ -73,7 +73,9 @@ RunConfig build_config(const std::string& config_path, const std::string& worklo
 void print_summary(const RunReport& r, const std::string& path) {
   const auto& s = r.summary;
   std::printf("outcome           %s%s%s\n", to_string(r.outcome), r.outcome_reason.empty() ? "" : ": ", r.outcome_reason.c_str());
-  if (r.throughput_windows.empty())
+  if (r.throughput_windows.empty() && r.outcome != Outcome::Ok)
+    std::printf("%-17s not measured: the run ended (%s) before a measurement window completed\n", (s.throughput_unit + "/s").c_str(), to_string(r.outcome));
+  else if (r.throughput_windows.empty())
     std::printf("%-17s not measured: no window of log_every_steps %lld completed after the warm-up (warmup_steps %lld%s) in its %lld "
                 "steps; raise max_steps or lower log_every_steps\n",
                 (s.throughput_unit + "/s").c_str(), static_cast<long long>(r.config.value("log_every_steps", int64_t{0})),

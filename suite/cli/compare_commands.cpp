@@ -275,6 +275,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
       make_folder(path);
       path = (std::filesystem::path(path) / (fingerprint.id() + ".json")).string();
     }
+    if (check_interrupted) throw CheckInterrupted{};  // after the last run: still nothing recorded
     write_file_atomically(path, baseline.dump(2) + "\n");
     std::cout << "recorded " << a.runs << " runs of " << c.workload << " into " << path << " (fingerprint " << fingerprint.id() << ")\n";
     return 0;
@@ -294,7 +295,11 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     throw UserError("check", "--pairing " + a.pairing + ": pairs are runs of two builds; it needs --against BASE_DYNO");
   const Pairing pairing = a.against.empty() ? Pairing{} : choose_pairing(a.pairing, base_config);
   if (a.against.empty()) {
-    // A stored figure is comparable only on the machine and stack that recorded it.
+    // A stored figure is comparable only on the machine and stack that recorded it: without the
+    // machine it was measured on, no fingerprint could tell another machine's figures.
+    if (baseline.environment.empty())
+      throw UserError("check", "'" + baseline_path + "' has no 'environment': its runs cannot be compared without the machine they were measured "
+                                                     "on; re-record it with dyno check --record, or use --against");
     const MachineFingerprint here = this_machine(base_config);
     const auto differences = MachineFingerprint::of(baseline.environment).differences(here);
     if (!differences.empty()) return report_not_comparable(a, baseline_path, here, differences);
@@ -370,6 +375,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     ++extra_blocks;
     row = evaluate();
   }
+  if (check_interrupted) throw CheckInterrupted{};  // after the last run: still nothing judged
   const bool reran = extra_blocks > 0;
   const double seconds = elapsed();
   std::ostringstream looks_note;

@@ -114,8 +114,9 @@ int run_report(const ReportArgs& a) {
     throw UserError("report", "'" + report_path + "' does not exist; give the --out folder of a dyno tune run");
   nlohmann::json tune = read_json(report_path);
   check_schema_version(tune, "'" + report_path + "'");
+  const std::string kind = JsonFields(tune, "report", "'" + report_path + "'").text("kind", "?");
+  if (kind != "tune") throw UserError("report", "'" + report_path + "' is not a tuning report (kind " + kind + ")");
   check_tune_report(tune, "'" + report_path + "'");
-  if (tune.value("kind", "") != "tune") throw UserError("report", "'" + report_path + "' is not a tuning report (kind " + tune.value("kind", "?") + ")");
   std::map<int64_t, nlohmann::json> trial_reports;
   for (const auto& t : tune.value("trials", nlohmann::json::array())) {
     const std::string path = t.value("report_path", "");
@@ -137,7 +138,9 @@ int run_report(const ReportArgs& a) {
   try {
     html = render_html_report(tune, trial_reports, techniques);
   } catch (const nlohmann::json::exception& e) {  // a nested field check_tune_report does not reach
-    throw UserError("report", "'" + report_path + "' has a field of a type dyno does not write: " + e.what());
+    std::string what = e.what();
+    what = what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2);
+    throw UserError("report", "'" + report_path + "' has a field of a type dyno does not write: " + what);
   }
   write_file_atomically(out, html);
   std::cout << "wrote " << out << "\n";

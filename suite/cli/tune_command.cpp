@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -360,6 +361,7 @@ struct Tunable {
   int64_t recipe_batch = 0;
   std::string metric;  // the verification's target, as printed
   double target = 0;
+  bool lr_fixed = false;  // --set lr: phase 2 does not refine the learning rate
 };
 
 Tunable workload_tunable(const TuneArgs& args, bool to_target) {
@@ -377,11 +379,12 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
                 : SearchSpace::from_json(read_json_file(args.space_path, "space"));
   if (t.space.declares_knobs()) throw UserError("space", "declares knobs of its own (\"knobs\"): only a program given with --command can take them");
   for (const auto& a : args.axes) t.space.override_axis(a);
-  validate_combination(base);
+  resolve_config(base, workload);  // the settings' combination, and with the workload's recipe
   // A knob fixed with --set is the user's choice: the default space leaves its axis out, saying
-  // so; a --space or --axis that searches it contradicts the setting.
-  for (const auto& setting : args.settings) {
-    const std::string knob = setting.substr(0, setting.find('='));
+  // so; a --space or --axis that searches it contradicts the setting. (The last --set of a knob wins.)
+  std::map<std::string, std::string> fixed;
+  for (const auto& setting : args.settings) fixed[setting.substr(0, setting.find('='))] = setting;
+  for (const auto& [knob, setting] : fixed) {
     if (!t.space.find(knob)) continue;
     const bool axis_given = !args.space_path.empty() || std::any_of(args.axes.begin(), args.axes.end(), [&](const std::string& a) {
       return a.substr(0, a.find('=')) == knob;
@@ -394,8 +397,13 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
                  setting.substr(knob.size() + 1).c_str(), knob.c_str());
   }
   if (!workload.convolutional) t.space.remove_axis("channels_last");
-  if (to_target)
+  if (t.space.axes().empty() && args.space_path.empty() && !to_target)
+    throw UserError("tune", "every axis of the default space is fixed with --set; leave a knob unset (or give --axis) to search it");
+  if (to_target) {
     t.convergence = take_convergence_axes(t.space, {workload.recipe.epochs, workload.metric_name == "accuracy" && !workload.loss});
+    for (const auto& entry : fixed) t.convergence.remove_axis(entry.first);  // nor does phase 2 search a fixed knob
+  }
+  t.lr_fixed = fixed.count("lr") > 0;
 
   ProcessTrialOptions trial_options;
   trial_options.dyno_binary = current_executable();
@@ -527,9 +535,11 @@ int run_tune(const TuneArgs& args) {
       plan_options.seeds = args.verify_seeds;
       if (tunable.workload) {
         plan_options.recipe_epochs = tunable.workload->recipe.epochs;
-        plan_options.learning_rate = [base = config_from_json(tuned_base), workload = *tunable.workload](const nlohmann::json& point) {
-          return std::optional<double>(resolve_config(config_from_json(point, base), workload).lr);
-        };
+        if (!tunable.lr_fixed) {
+          plan_options.learning_rate = [base = config_from_json(tuned_base), workload = *tunable.workload](const nlohmann::json& point) {
+            return std::optional<double>(resolve_config(config_from_json(point, base), workload).lr);
+          };
+        }
       }
       auto plan = std::make_shared<TargetPhase>(plan_options);
       Phase& phase = run.start_phase(args.out, tuned_base, tunable.convergence, target_options, TrialPurpose::ToTarget,

@@ -1,7 +1,8 @@
 """Writes the files a user brings from Python, for the TorchScript and tensor-file tests.
 
   data.pt        torch.save({"inputs", "targets"}): 2,400 Fashion-MNIST images (float32, normalised), int64 labels
-  model.pt       torch.jit.script of an nn.Sequential of three blocks (a chain: conv, conv, head)
+  model.pt       torch.jit.script of an nn.Sequential of three blocks (a chain: conv, conv, head);
+                 model_wide.pt the same with 12 channels instead of 8 (same names, other shapes)
   tree.pt        torch.jit.script of a module whose forward is not a chain of its children
   grads.pt       one batch and the eager module's gradients on it, fp32 and under bf16 autocast
   mixed.pt       float64 inputs and int32 targets
@@ -33,11 +34,11 @@ def fashion(count):
     return inputs, labels.long()
 
 
-def chain_model():
+def chain_model(width=8):
     torch.manual_seed(0)
     return nn.Sequential(
-        nn.Sequential(nn.Conv2d(1, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2)),
-        nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten()),
+        nn.Sequential(nn.Conv2d(1, width, 3, padding=1, bias=False), nn.BatchNorm2d(width), nn.ReLU(), nn.MaxPool2d(2)),
+        nn.Sequential(nn.Conv2d(width, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten()),
         nn.Sequential(nn.Linear(16 * 7 * 7, 64), nn.ReLU(), nn.Linear(64, 10)),
     )
 
@@ -72,6 +73,7 @@ def main(out):
     model = chain_model()
     torch.jit.script(model).save(os.path.join(out, "model.pt"))
     torch.jit.script(Tree()).save(os.path.join(out, "tree.pt"))
+    torch.jit.script(chain_model(width=12)).save(os.path.join(out, "model_wide.pt"))
 
     batch_inputs, batch_targets = inputs[:32].clone(), targets[:32].clone()
     expected = {"inputs": batch_inputs, "targets": batch_targets,

@@ -31,7 +31,7 @@ TEST(AtomicFile, ReplacesContentAndLeavesNoTemporaryFiles) {
 }
 
 // A kill while a line was written leaves it torn (no newline); readers ignore it, and the next
-// append replaces it instead of gluing a record onto it.
+// append replaces it instead of gluing a record onto it (or completes it, when it is whole JSON).
 TEST(AtomicFile, AnAppendAfterATornLastLineReplacesIt) {
   auto dir = std::filesystem::temp_directory_path() / "dyno_atomic_file_torn";
   std::filesystem::remove_all(dir);
@@ -42,6 +42,10 @@ TEST(AtomicFile, AnAppendAfterATornLastLineReplacesIt) {
   write_file_atomically(journal, std::string(10000, 'x'));  // one torn line longer than a read
   append_line_durably(journal, "{\"a\":4}");
   EXPECT_EQ(read_file(journal), "{\"a\":4}\n");
+  // Whole but for its newline: a record the journal's reader takes, so it stays.
+  write_file_atomically(journal, "{\"a\":1}\n{\"a\":2}");
+  append_line_durably(journal, "{\"a\":3}");
+  EXPECT_EQ(read_file(journal), "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n");
   std::filesystem::remove_all(dir);
 }
 

@@ -29,7 +29,9 @@ TEST(Quantity, ParsesUnitsAndNamesTheFlagOnError) {
 // A value past what its use can hold, or a bare fraction meant as a percentage, is refused by name.
 TEST(Quantity, RefusesValuesBeyondTheirUseWithTheLimit) {
   EXPECT_EQ(testing::error_of([] { parse_fraction("5", "check", "--threshold"); }),
-            "[check] --threshold: '5' is a fraction above 1 (500%); write 5% for 5 per cent, or 0.05 for 5%");
+            "[check] --threshold: '5' is a fraction above 1 (500%); write 5% for 5 per cent, or 0.05");
+  EXPECT_EQ(testing::error_of([] { parse_fraction("2", "check", "--threshold"); }),
+            "[check] --threshold: '2' is a fraction above 1 (200%); write 2% for 2 per cent, or 0.02");
   EXPECT_DOUBLE_EQ(parse_fraction("150%", "check", "--threshold"), 1.5);
   EXPECT_DOUBLE_EQ(parse_fraction("1", "check", "--threshold"), 1);
   EXPECT_EQ(testing::error_of([] { parse_bytes("1e10G", "tune", "--memory-limit"); }),

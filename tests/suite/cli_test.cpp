@@ -107,6 +107,23 @@ TEST(Cli, BadModelAndDataFilesExitWithStatusTwo) {
   }
 }
 
+// A training state that does not fit the run resuming it is refused, naming the file and the misfit.
+TEST(Cli, AStateThatDoesNotFitTheRunIsRefused) {
+  auto dir = testing::fresh_dir("cli_state_misfit");
+  const std::string data = " --data " + testing::fixture("data.pt"), state = (dir / "state.pt").string();
+  const std::string run = " --set size=tiny max_steps=2 --no-progress --out " + (dir / "r.json").string();
+  auto r = testing::run_dyno("train --model " + testing::fixture("model.pt") + data + run + " --set save_state=" + state);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = testing::run_dyno("train --model " + testing::fixture("model_wide.pt") + data + run + " --set resume_state=" + state);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("[config] resume_state: '" + state + "' holds "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" of shape [8, 1, 3, 3], this run's model has [12, 1, 3, 3] (another model size?)"), std::string::npos) << r.output;
+  r = testing::run_dyno("train --model " + testing::fixture("model.pt") + data + run + " --set resume_state=" + testing::fixture("model.pt"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("model.pt' is not a dyno training state (it has no workload)"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
 TEST(Cli, BadInputExitsWithStatusTwoAndAClearMessage) {
   auto r = testing::run_dyno("train -w fashion-mlp --set amp=fp8");
   EXPECT_EQ(r.exit_code, 2);

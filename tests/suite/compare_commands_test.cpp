@@ -209,6 +209,12 @@ TEST(CheckCommand, ABaselineFromAnotherMachineIsNotComparable) {
   r = testing::run_dyno("check --baseline " + side_by_side.string() + " --runs 3");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("b-here.json"), std::string::npos) << r.output;
+
+  // Without the machine it was measured on, no fingerprint could tell another machine's figures.
+  const auto nowhere = baseline_file(dir, "nowhere.json", {1, 1, 1}, "baseline", "window_p90", nlohmann::json::object());
+  r = testing::run_dyno("check --baseline " + nowhere + " --runs 3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("nowhere.json' has no 'environment': its runs cannot be compared"), std::string::npos) << r.output;
   testing::remove_tree(dir);
 }
 
@@ -241,8 +247,9 @@ TEST(CheckCommand, LeavesNoScratchFolderBehind) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::filesystem::is_empty(tmp));
 
-  r = testing::run_dyno("check --baseline " + (dir / "baseline.json").string() + " --runs 2", tmpdir);
+  r = testing::run_dyno("check --baseline " + (dir / "baseline.json").string() + " --pairing abba", tmpdir);  // refused once the folder exists
   EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--pairing abba: pairs are runs of two builds"), std::string::npos) << r.output;
   EXPECT_TRUE(std::filesystem::is_empty(tmp));
 
   // Interrupted once the first run's config is written: its process is stopped, nothing is recorded.
