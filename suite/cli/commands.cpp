@@ -129,6 +129,13 @@ void add_train_command(CLI::App& app) {
     if (!args->profile.empty() && !args->out.empty() &&
         std::filesystem::absolute(args->profile).lexically_normal() == std::filesystem::absolute(args->out).lexically_normal())
       throw UserError("train", "--profile and --out are both '" + args->out + "'; the report would overwrite the trace it points to");
+    // Where the state goes is checked before training, not after it.
+    if (!config.save_state.empty()) {
+      if (std::filesystem::is_directory(config.save_state) || config.save_state.back() == '/')
+        throw UserError("config", "save_state: '" + config.save_state + "' is a folder; give a file path");
+      const std::filesystem::path parent = std::filesystem::path(config.save_state).parent_path();
+      if (!parent.empty()) make_folder(parent.string());
+    }
     load_host_allocator(config.host_allocator);  // a preloaded malloc re-executes this command first
     EngineOptions options;
     options.progress = !args->no_progress && (args->progress || ::isatty(STDERR_FILENO)) && process_rank() == 0;

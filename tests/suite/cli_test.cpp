@@ -174,6 +174,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"train -o " + d, "--out: '" + d + "' is a folder; give a file path"},
       {"train --set size=tiny --profile " + d + "/same.json -o " + d + "/./same.json", "--profile and --out are both"},
       {"train -c " + d, "cannot read '" + d + "': it is a folder, not a file"},
+      {"train --set size=tiny save_state=" + d + " -o " + d + "/r.json", "[config] save_state: '" + d + "' is a folder; give a file path"},
       {"train -c " + d + "/truncated.json", "truncated.json' is not valid JSON: parse error at line 1"},
       {"check --record " + d + "/b.json --baseline " + d + "/b.json", "--baseline excludes --record"},
       {"check -w fashion-mlp --baseline " + d + "/b.json", "--workload requires --record"},
@@ -188,6 +189,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
     EXPECT_EQ(r.output.find("json.exception"), std::string::npos) << args << "\n" << r.output;
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "same.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "r.json"));  // refused before training
   testing::remove_tree(dir);
 }
 
