@@ -147,14 +147,17 @@ class Reporter:
         self._steps += 1
         self._items += items
         if loss is not None:
-            loss = loss.detach() if hasattr(loss, "detach") else loss
+            loss = loss.detach().float() if hasattr(loss, "detach") else loss  # summed in float32, not a half type
             self._loss = loss if self._loss is None else self._loss + loss
         if now - self._window_start >= self.window_seconds:
+            # float() waits for the device's queued work: the window ends after it, and the next
+            # starts there, so that no device time falls between two windows.
             loss_value = None if self._loss is None else float(self._loss) / self._steps
-            self.window(self._items, now - self._window_start, loss_value)
+            end = time.perf_counter()
+            self.window(self._items, end - self._window_start, loss_value)
             self._steps = self._items = 0
             self._loss = None
-            self._window_start = time.perf_counter()
+            self._window_start = end
 
     def eval(self, metric, value):
         """Reports an evaluation; a time-to-target trial ends at the first that meets --target."""
