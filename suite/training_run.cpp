@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -76,7 +77,7 @@ EvalResult evaluate(SegmentedModel& model, const Workload& workload, const std::
   loader.start_epoch(0);
   auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kLong).device(device));
-  int64_t items = 0;
+  int64_t items = 0, predictions = 0;  // examples (the loss's mean is per example), predicted targets
   while (auto batch = loader.next()) {
     auto input = to_device(batch->input, device, false, config.channels_last);
     auto target = batch->target.to(device);
@@ -88,7 +89,10 @@ EvalResult evaluate(SegmentedModel& model, const Workload& workload, const std::
     if (workload.loss) {  // a mean over the batch's examples, weighted back to a sum
       loss_sum += workload.loss(logits, target).to(torch::kDouble) * static_cast<double>(target.size(0));
       items += target.size(0);
-      if (workload.metric_name == "accuracy") correct += logits.argmax(-1).eq(target).sum();
+      if (workload.metric_name == "accuracy") {
+        correct += logits.argmax(-1).reshape({-1}).eq(target.reshape({-1})).sum();
+        predictions += target.numel();
+      }
       continue;
     }
     auto flat_logits = logits.reshape({-1, logits.size(-1)}).to(torch::kFloat);
@@ -98,11 +102,13 @@ EvalResult evaluate(SegmentedModel& model, const Workload& workload, const std::
                     .to(torch::kDouble);
     correct += flat_logits.argmax(-1).eq(flat_target).sum();
     items += flat_target.numel();
+    predictions += flat_target.numel();
   }
   model->train();
-  EvalResult result;
-  result.loss = loss_sum.item<double>() / static_cast<double>(std::max<int64_t>(items, 1));
-  result.accuracy = static_cast<double>(correct.item<int64_t>()) / static_cast<double>(std::max<int64_t>(items, 1));
+  EvalResult result;  // no evaluation data: no figure (NaN, null in the report), never a target reached
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  result.loss = items > 0 ? loss_sum.item<double>() / static_cast<double>(items) : nan;
+  result.accuracy = predictions > 0 ? static_cast<double>(correct.item<int64_t>()) / static_cast<double>(predictions) : nan;
   return result;
 }
 
@@ -241,7 +247,11 @@ void TrainingRun::train() {
         step();
         if (profiler_ && profiler_->running() && step_ - first_step_ >= measure_from_) stop_profile();
         if (step_ % config_.log_every_steps == 0 && !(stop_reason_ = log_point()).empty()) break;
-        if (config_.save_every_steps > 0 && step_ % config_.save_every_steps == 0) save_state(epoch_, batch_in_epoch_);
+        if (config_.save_every_steps > 0 && step_ % config_.save_every_steps == 0) {
+          save_state(epoch_, batch_in_epoch_);
+          window_start_ = Clock::now();  // saving is not training throughput
+          window_items_ = 0;
+        }
         if (config_.eval_every_steps > 0 && step_ % config_.eval_every_steps == 0) stop_reason_ = evaluation();
       }
       // Without eval_every_steps, each completed epoch ends with an evaluation.
@@ -303,9 +313,9 @@ void TrainingRun::step() {
   const bool fault_here = config_.inject_fault_rank < 0 || config_.inject_fault_rank == (distributed_ ? distributed_->rank() : 0);
   PhaseClock& phases = *phases_;
   phases.set_recording(measuring);
-  phases.start();
   optimizer_->set_lr(schedule_.at(step_));
   optimizer_->zero_grad(config_.set_to_none);
+  phases.start();  // after zero_grad: its zero-fill is not data wait
   int64_t step_items = 0;
   for (int64_t micro = 0; micro < config_.grad_accum_steps; ++micro) {
     std::optional<Batch> batch;
@@ -402,15 +412,13 @@ std::string TrainingRun::log_point() {
   report_.loss_curve.push_back({step_, epoch_position, elapsed_s(), mean_loss});
   report_.lr_curve.push_back({step_, epoch_position, elapsed_s(), schedule_.at(step_)});
   bool diverged = !std::isfinite(mean_loss);
-  if (distributed_) {
-    diverged = distributed_->any(diverged);
-    if (distributed_->any(config_.time_limit_s > 0 && elapsed_s() >= config_.time_limit_s)) return "time_limit";
-  }
+  if (distributed_) diverged = distributed_->any(diverged);
   if (diverged) {
     report_.outcome = Outcome::Diverged;
     report_.outcome_reason = "training loss became " + std::to_string(mean_loss) + " at step " + std::to_string(step_);
     return "diverged";
   }
+  if (distributed_ && distributed_->any(config_.time_limit_s > 0 && elapsed_s() >= config_.time_limit_s)) return "time_limit";
   if (step_ - first_step_ > measure_from_ && window_items_ > 0) {
     report_.throughput_windows.push_back(static_cast<double>(window_items_) / seconds_since(window_start_));
     window_start_ = Clock::now();
@@ -441,11 +449,19 @@ std::string TrainingRun::evaluation() {
   eval_time_s_ += seconds_since(eval_start);
   const double metric = workload_.metric_name == "accuracy" ? result.accuracy : result.loss;
   last_metric_ = metric;
-  report_.metric_curve.push_back({step_, static_cast<double>(step_) / static_cast<double>(steps_per_epoch_), elapsed_s(), metric});
-  if (stopping_.reached(metric) && !report_.summary.time_to_target_s) report_.summary.time_to_target_s = elapsed_s();
+  const double at = elapsed_s();
+  report_.metric_curve.push_back({step_, static_cast<double>(step_) / static_cast<double>(steps_per_epoch_), at, metric});
+  bool reached = stopping_.reached(metric);
+  std::string verdict = stopping_.after_evaluation(metric);
+  if (distributed_) {  // the ranks' model copies differ a little (batch statistics): any rank's verdict stops every rank
+    reached = distributed_->any(reached);
+    const bool target = distributed_->any(verdict == "target_reached"), plateau = distributed_->any(verdict == "plateau");
+    verdict = target ? "target_reached" : plateau ? "plateau" : "";
+  }
+  if (reached && !report_.summary.time_to_target_s) report_.summary.time_to_target_s = at;
   window_start_ = Clock::now();  // evaluation is not training throughput
   window_items_ = 0;
-  return stopping_.after_evaluation(metric);
+  return verdict;
 }
 
 void TrainingRun::save_state(int64_t epoch, int64_t batch_in_epoch) {

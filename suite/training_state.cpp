@@ -23,7 +23,7 @@ torch::Tensor text_tensor(const std::string& text) {
 }
 
 std::string tensor_text(const torch::Tensor& t) {
-  auto c = t.contiguous();
+  auto c = t.to(torch::kCPU).contiguous();  // load_from(path, device) put it on the run's device
   return std::string(reinterpret_cast<const char*>(c.data_ptr<uint8_t>()), static_cast<size_t>(c.numel()));
 }
 

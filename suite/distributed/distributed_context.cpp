@@ -225,7 +225,12 @@ void DistributedContext::attach_reducer(const std::vector<torch::Tensor>& parame
 }
 
 void DistributedContext::before_forward() {
-  if (reducer_) reducer_->prepare_for_forward();
+  if (!reducer_) return;
+  reducer_->prepare_for_forward();
+  // As DistributedDataParallel's forward: once, after the first backward, the buckets are rebuilt
+  // in the order gradients arrived (collective); until then every backward records that order,
+  // which would grow for the whole run.
+  reducer_->rebuild_buckets();
 }
 
 void DistributedContext::before_backward() {
