@@ -2,7 +2,8 @@
 
   data.pt        torch.save({"inputs", "targets"}): 2,400 Fashion-MNIST images (float32, normalised), int64 labels
   model.pt       torch.jit.script of an nn.Sequential of three blocks (a chain: conv, conv, head);
-                 model_wide.pt the same with 12 channels instead of 8 (same names, other shapes)
+                 model_wide.pt the same with 12 channels instead of 8 (same names, other shapes);
+                 partly_frozen.pt the same with its first convolution's weight frozen
   tree.pt        torch.jit.script of a module whose forward is not a chain of its children
   grads.pt       one batch and the eager module's gradients on it, fp32 and under bf16 autocast
   mixed.pt       float64 inputs and int32 targets
@@ -74,6 +75,9 @@ def main(out):
     torch.jit.script(model).save(os.path.join(out, "model.pt"))
     torch.jit.script(Tree()).save(os.path.join(out, "tree.pt"))
     torch.jit.script(chain_model(width=12)).save(os.path.join(out, "model_wide.pt"))
+    partly_frozen = chain_model()
+    partly_frozen[0][0].weight.requires_grad_(False)
+    torch.jit.script(partly_frozen).save(os.path.join(out, "partly_frozen.pt"))
 
     batch_inputs, batch_targets = inputs[:32].clone(), targets[:32].clone()
     expected = {"inputs": batch_inputs, "targets": batch_targets,

@@ -16,6 +16,7 @@
 #include "reports/atomic_file.h"
 #include "suite/distributed/distributed_context.h"
 #include "suite/process_settings.h"
+#include "fixture_files.h"
 #include "test_support.h"
 #include "workloads/workload.h"
 
@@ -235,6 +236,18 @@ TEST(Ddp, MismatchedWorldSizesAreAnError) {
   std::system(both.c_str());
   const std::string out = read_file((dir / "r0.txt").string()) + read_file((dir / "r1.txt").string());
   EXPECT_NE(out.find("WORLD_SIZE differs across ranks"), std::string::npos) << out;
+  testing::remove_tree(dir);
+}
+
+// A frozen parameter is not DDP's to reduce nor the optimizer's to step: it stays as it was.
+TEST(Ddp, APartlyFrozenModelTrainsOnTwoRanks) {
+  auto dir = testing::fresh_dir("ddp_frozen");
+  const std::string state = (dir / "s.pt").string();
+  auto r = launch(2, "--model " + testing::fixture("partly_frozen.pt") + " --data " + testing::fixture("data.pt") +
+                         " --no-progress --set size=tiny threads=1 max_steps=4 warmup_steps=1 log_every_steps=2 final_eval=false stop_at_target=false "
+                         "save_state=" + state + " --out " + (dir / "r.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(read_file((dir / "r.json").string()))["outcome"], "ok");
   testing::remove_tree(dir);
 }
 
