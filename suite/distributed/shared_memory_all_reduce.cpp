@@ -59,12 +59,25 @@ SharedMemoryAllReduce::SharedMemoryAllReduce(c10d::Store& store, int rank, int w
   bytes_ = kControlBytes + static_cast<size_t>(world_size) * kSlotBytes;
   std::string name;
   int fd = -1;
+  // Rank 0's name goes when this constructor ends, by an error or once every rank has mapped it.
+  struct Unlinked {
+    std::string name;
+    ~Unlinked() {
+      if (!name.empty()) ::shm_unlink(name.c_str());
+    }
+  } created;
   if (rank == 0) {
     name = "/dyno-all-reduce-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
     fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes_)) != 0)
+    if (fd >= 0) created.name = name;
+    // Its pages are reserved now (posix_fallocate, not ftruncate): a full /dev/shm is this error,
+    // not a SIGBUS at the first write in a step.
+    const int err = fd < 0 ? errno : ::posix_fallocate(fd, 0, static_cast<off_t>(bytes_));
+    if (err != 0) {
+      if (fd >= 0) ::close(fd);
       throw UserError("ddp", "cannot create the shared-memory segment for ddp.backend=shm (" + std::to_string(bytes_ >> 20) +
-                                 " MiB in /dev/shm): " + std::strerror(errno) + "; use ddp.backend=gloo");
+                                 " MiB in /dev/shm): " + std::strerror(err) + "; use ddp.backend=gloo");
+    }
     store.set("dyno/shm_all_reduce", std::vector<uint8_t>(name.begin(), name.end()));
   } else {
     const auto value = store.get("dyno/shm_all_reduce");  // waits for rank 0, up to the store's timeout
@@ -85,7 +98,6 @@ SharedMemoryAllReduce::SharedMemoryAllReduce(c10d::Store& store, int rank, int w
     if (std::chrono::steady_clock::now() > deadline) throw UserError("ddp", "not every rank mapped the shared-memory segment within ddp.timeout_s");
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  if (rank == 0) ::shm_unlink(name.c_str());
 }
 
 SharedMemoryAllReduce::~SharedMemoryAllReduce() {

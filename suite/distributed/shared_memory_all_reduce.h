@@ -7,8 +7,8 @@
 // with the same bits), waits, gathers the other shares, and waits again before the slots are
 // reused. Buffers larger than a slot go through in slot-sized chunks. Waiting spins briefly, then
 // yields the core (ranks may outnumber the cores), and gives up after the job's ddp.timeout_s.
-// Rank 0 creates the segment and names it in the store; the name is removed once every rank has
-// mapped it, so nothing outlives the job.
+// Rank 0 creates the segment (its pages reserved) and names it in the store; the name is removed
+// once every rank has mapped it, or when setting up fails, so nothing outlives the job.
 #pragma once
 
 #include <chrono>
