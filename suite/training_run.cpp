@@ -213,6 +213,14 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
 
   if (!config_.resume_state.empty()) {
     TrainingProgress p = load_training_state(config_.resume_state, *model_, optimizer_->state(), workload_.name, config_.optimizer, device_);
+    // Its position in the epoch counts micro-batches of one shuffle, sharded over its ranks.
+    if (!p.data_position.empty()) {
+      const nlohmann::json saved = nlohmann::json::parse(p.data_position, nullptr, false), here = nlohmann::json::parse(data_position());
+      for (const auto& [knob, value] : here.items())
+        if (saved.is_object() && saved.contains(knob) && saved[knob] != value)
+          throw UserError("config", "resume_state: '" + config_.resume_state + "' was saved with " + knob + " " + saved[knob].dump() + ", this run has " +
+                                        value.dump() + ": its position in the epoch would point at other examples; resume with the same " + knob);
+    }
     optimizer_->after_load();
     step_ = p.step;
     epoch_ = p.epoch;
@@ -470,12 +478,19 @@ std::string TrainingRun::evaluation() {
   return verdict;
 }
 
+std::string TrainingRun::data_position() const {
+  return nlohmann::json{{"batch_size", config_.batch_size}, {"grad_accum_steps", config_.grad_accum_steps},
+                        {"ddp.world_size", distributed_ ? distributed_->world_size() : 1}, {"seed", config_.seed}, {"size", config_.size}}
+      .dump();
+}
+
 void TrainingRun::save_state(int64_t epoch, int64_t batch_in_epoch) {
   const bool primary = !distributed_ || distributed_->rank() == 0;  // one rank writes the state
   if (config_.save_state.empty() || !primary) return;
   optimizer_->before_save();
   save_training_state(config_.save_state, *model_, optimizer_->state(),
-                      TrainingProgress{step_, epoch, batch_in_epoch, scaler_.scale(), scaler_.growth_tracker(), workload_.name, elapsed_s(), config_.optimizer},
+                      TrainingProgress{step_, epoch, batch_in_epoch, scaler_.scale(), scaler_.growth_tracker(), workload_.name, elapsed_s(), config_.optimizer,
+                                       data_position()},
                       device_);
 }
 

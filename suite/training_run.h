@@ -62,6 +62,8 @@ class TrainingRun {
   std::string log_point();
   std::string evaluation();
   void save_state(int64_t epoch, int64_t batch_in_epoch);
+  // The settings that place a saved position in the data, as JSON (TrainingProgress::data_position).
+  std::string data_position() const;
   void stop_profile();
   double elapsed_s() const;
 

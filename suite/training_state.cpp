@@ -59,6 +59,7 @@ void save_training_state(const std::string& path, torch::nn::Module& model, torc
   archive.write("elapsed_s", torch::tensor(p.elapsed_s, torch::kDouble));
   archive.write("workload", text_tensor(p.workload));
   archive.write("optimizer_kind", text_tensor(p.optimizer));
+  archive.write("data_position", text_tensor(p.data_position));
   archive.write("rng_cpu", generator_state(c10::Device(c10::kCPU)));
   if (!device.is_cpu()) archive.write("rng_device", generator_state(device));
   std::filesystem::path target(path);
@@ -141,6 +142,7 @@ TrainingProgress load_training_state(const std::string& path, torch::nn::Module&
   if (p.workload != workload)
     throw UserError("config", "resume_state: '" + path + "' holds a '" + p.workload + "' run, not '" + workload + "'");
   if (torch::Tensor kind; archive.try_read("optimizer_kind", kind)) p.optimizer = tensor_text(kind);
+  if (torch::Tensor position; archive.try_read("data_position", position)) p.data_position = tensor_text(position);
   if (!p.optimizer.empty() && p.optimizer != optimizer_kind)
     throw UserError("config", "resume_state: '" + path + "' holds an " + p.optimizer + " optimizer's state, not " + optimizer_kind +
                                   "'s; resume with --set optimizer=" + p.optimizer);

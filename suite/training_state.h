@@ -20,6 +20,9 @@ struct TrainingProgress {
   std::string workload;
   double elapsed_s = 0;  // training wall time before the save
   std::string optimizer;  // its kind (adamw, sgd); empty in a state saved before dyno recorded it
+  // The settings that place batch_in_epoch in the data (JSON: batch size, accumulation, ranks, seed,
+  // size); empty in a state saved before dyno recorded them.
+  std::string data_position;
 };
 
 void save_training_state(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer,

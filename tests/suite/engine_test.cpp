@@ -204,6 +204,14 @@ TEST(Engine, ResumeRejectsAnotherWorkloadsState) {
   adamw.resume_state = c.save_state;
   EXPECT_NE(testing::error_of([&] { Engine().run(adamw); }).find("[config] resume_state: '" + c.save_state + "' holds an sgd optimizer's state, not adamw's"),
             std::string::npos);
+  // Its position in the epoch counts micro-batches of the saved run's batch size and accumulation.
+  RunConfig accumulated = c;
+  accumulated.resume_state = c.save_state;
+  accumulated.save_state.clear();
+  accumulated.grad_accum_steps = 2;
+  EXPECT_NE(testing::error_of([&] { Engine().run(accumulated); })
+                .find("' was saved with grad_accum_steps 1, this run has 2: its position in the epoch would point at other examples"),
+            std::string::npos);
   testing::remove_tree(dir);
 }
 
