@@ -17,8 +17,12 @@ FigureSet from_google_benchmark(const JsonFields& j, const std::string& what) {
   if (context.has("dyno_environment")) set.environment = context.object("dyno_environment").json();
   for (const auto& benchmark : j.json()["benchmarks"]) {
     const JsonFields b(benchmark, "compare", what + ": a benchmark");
-    if (b.text("run_type", "iteration") != "iteration" || b.has("error_occurred")) continue;
     const std::string name = b.text("run_name", b.text("name"));
+    if (b.flag("error_occurred")) {
+      set.errors[name] = b.text("error_message", "error");
+      continue;
+    }
+    if (b.text("run_type", "iteration") != "iteration") continue;
     if (!b.has("real_time")) throw UserError("compare", what + ": benchmark '" + name + "' has no real_time");
     auto& time = set.metrics[name + " real_time"];
     time.higher_is_better = false;

@@ -23,6 +23,7 @@ struct MetricSamples {
 struct FigureSet {
   std::string kind;  // run | baseline | check | google-benchmark
   std::map<std::string, MetricSamples> metrics;
+  std::map<std::string, std::string> errors;  // Google Benchmark: a benchmark that errored -> its error_message
   nlohmann::json environment = nlohmann::json::object();  // device, libtorch_version, cores, cpu_model, ...
 };
 

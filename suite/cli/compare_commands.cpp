@@ -93,21 +93,35 @@ int run_compare(const CompareArgs& a) {
   o.alpha = a.alpha;
   const FigureSet base = load_figure_set(a.baseline), cand = load_figure_set(a.candidate);
   std::vector<MetricVerdict> rows;
+  // A baseline metric the candidate lacks is no pass: a benchmark that errored there fails the
+  // comparison, one that is gone leaves it inconclusive.
+  std::vector<std::string> absent;
+  bool errored = false;
   for (const auto& [name, b] : base.metrics) {
     auto it = cand.metrics.find(name);
-    if (it == cand.metrics.end()) continue;
+    if (it == cand.metrics.end()) {
+      const std::string benchmark = name.substr(0, name.rfind(' '));
+      const auto error = cand.errors.find(benchmark);
+      errored |= error != cand.errors.end();
+      absent.push_back(name + (error != cand.errors.end() ? ": errored in the candidate (" + error->second + "): FAIL"
+                                                          : ": not in the candidate: INCONCLUSIVE"));
+      continue;
+    }
     MetricVerdict row{name, estimate_shift(b.values, it->second.values, b.higher_is_better, o.confidence), ""};
     row.verdict = verdict(row.shift, o);
     rows.push_back(row);
   }
-  if (rows.empty())
+  if (rows.empty() && !errored)
     throw UserError("compare", "'" + a.baseline + "' and '" + a.candidate + "' share no metric (" + base.kind + " vs " + cand.kind + ")");
   const auto warnings = environment_differences(base.environment, cand.environment);
   for (const auto& w : warnings) std::cerr << "dyno compare: warning: environments differ: " << w << "\n";
-  const std::string md = markdown(rows, o, warnings, "dyno compare: " + a.candidate + " against " + a.baseline);
+  std::string md = markdown(rows, o, warnings, "dyno compare: " + a.candidate + " against " + a.baseline);
+  for (const auto& line : absent) md += "\n> " + line + "\n";
   std::cout << md;
   if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md);
-  return exit_status(rows, a.strict);
+  const int status = exit_status(rows, a.strict);
+  if (errored) return 1;
+  return status == 0 && !absent.empty() ? (a.strict ? 1 : 2) : status;
 }
 
 struct CheckArgs {

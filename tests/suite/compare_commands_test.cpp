@@ -25,6 +25,30 @@ std::string baseline_file(const std::filesystem::path& dir, const std::string& n
   return path;
 }
 
+// Google Benchmark results: a benchmark of the baseline that errored in the candidate fails the
+// comparison; one that is gone leaves it inconclusive; neither passes silently.
+TEST(CompareCommand, ABenchmarkThatErroredOrWentMissingIsNoPass) {
+  auto dir = testing::fresh_dir("compare_missing");
+  auto results = [&](const std::string& name, const std::vector<std::string>& benchmarks, const std::string& errored) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& b : benchmarks)
+      for (int i = 0; i < 8; ++i)
+        list.push_back(b == errored ? nlohmann::json{{"name", b}, {"run_type", "iteration"}, {"error_occurred", true}, {"error_message", "boom"}}
+                                    : nlohmann::json{{"name", b}, {"run_type", "iteration"}, {"real_time", 100 + 0.1 * i}, {"time_unit", "ns"}});
+    const auto path = (dir / name).string();
+    write_file_atomically(path, nlohmann::json{{"context", nlohmann::json::object()}, {"benchmarks", list}}.dump());
+    return path;
+  };
+  const auto base = results("base.json", {"a", "b"}, ""), errored = results("errored.json", {"a", "b"}, "b"), gone = results("gone.json", {"a"}, "");
+  auto r = testing::run_dyno("compare " + base + " " + errored);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("> b real_time: errored in the candidate (boom): FAIL"), std::string::npos) << r.output;
+  r = testing::run_dyno("compare " + base + " " + gone);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("> b real_time: not in the candidate: INCONCLUSIVE"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
 TEST(CompareCommand, VerdictsAndExitCodes) {
   auto dir = testing::fresh_dir("compare");
   auto base = baseline_file(dir, "base.json", {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8});
