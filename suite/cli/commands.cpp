@@ -126,9 +126,21 @@ void add_train_command(CLI::App& app) {
   handlers()[cmd] = [args] {
     RunConfig config = build_config(args->config_path, args->workload, args->settings);
     apply_model_file_args(args->model_file, config);
-    if (!args->profile.empty() && !args->out.empty() &&
-        std::filesystem::absolute(args->profile).lexically_normal() == std::filesystem::absolute(args->out).lexically_normal())
-      throw UserError("train", "--profile and --out are both '" + args->out + "'; the report would overwrite the trace it points to");
+    // No file this run writes may be another it writes or one it reads (the model, the data).
+    auto same = [](const std::string& a, const std::string& b) {
+      return !a.empty() && !b.empty() && std::filesystem::weakly_canonical(a) == std::filesystem::weakly_canonical(b);
+    };
+    const std::vector<std::pair<std::string, std::string>> written = {{"--out", args->out}, {"--profile", args->profile}, {"save_state", config.save_state}};
+    const std::vector<std::pair<std::string, std::string>> read = {
+        {"the model (model_file)", config.model_file}, {"the data (data_file)", config.data_file}, {"the evaluation data (eval_data_file)", config.eval_data_file}};
+    for (size_t i = 0; i < written.size(); ++i) {
+      for (size_t j = i + 1; j < written.size(); ++j)
+        if (same(written[i].second, written[j].second))
+          throw UserError("train", written[i].first + " and " + written[j].first + " are both '" + written[i].second + "'; one would overwrite the other");
+      for (const auto& [what, path] : read)
+        if (same(written[i].second, path))
+          throw UserError("train", written[i].first + " '" + written[i].second + "' is " + what + "; writing it would destroy it");
+    }
     // Where the state goes is checked before training, not after it.
     if (!config.save_state.empty()) {
       if (std::filesystem::is_directory(config.save_state) || config.save_state.back() == '/')
