@@ -364,7 +364,22 @@ struct Tunable {
   bool lr_fixed = false;  // --set lr: phase 2 does not refine the learning rate
 };
 
+// Each --axis replaces its knob's axis; the same knob twice would silently keep only the last.
+void override_axes(SearchSpace& space, const std::vector<std::string>& axes) {
+  std::set<std::string> given;
+  for (const auto& a : axes)
+    if (!given.insert(a.substr(0, a.find('='))).second)
+      throw UserError("tune", "--axis " + a.substr(0, a.find('=')) + " is given twice; give its values in one --axis (knob=v1,v2,...)");
+  for (const auto& a : axes) space.override_axis(a);
+}
+
 Tunable workload_tunable(const TuneArgs& args, bool to_target) {
+  for (const auto& setting : args.settings) {
+    const std::string knob = setting.substr(0, setting.find('='));
+    if (knob == "workload") throw UserError("tune", "--set " + setting + ": give the workload with -w (--workload)");
+    if (knob == "save_state" || knob == "resume_state")
+      throw UserError("tune", "--set " + setting + ": trials start fresh and save no state; " + knob + " is for dyno train");
+  }
   Tunable t;
   RunConfig base;
   for (const auto& s : args.settings) apply_setting(base, s);
@@ -378,7 +393,7 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
                 ? SearchSpace::default_for(base.device, workload.convolutional, static_cast<int64_t>(std::thread::hardware_concurrency()), max_ranks)
                 : SearchSpace::from_json(read_json_file(args.space_path, "space"));
   if (t.space.declares_knobs()) throw UserError("space", "declares knobs of its own (\"knobs\"): only a program given with --command can take them");
-  for (const auto& a : args.axes) t.space.override_axis(a);
+  override_axes(t.space, args.axes);
   resolve_config(base, workload);  // the settings' combination, and with the workload's recipe
   // A knob fixed with --set is the user's choice: the default space leaves its axis out, saying
   // so; a --space or --axis that searches it contradicts the setting. (The last --set of a knob wins.)
@@ -436,7 +451,7 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
   const std::optional<TargetSpec> target = args.target.empty() ? std::nullopt : std::optional<TargetSpec>(TargetSpec::parse(args.target));
   Tunable t;
   t.space = args.space_path.empty() ? SearchSpace() : SearchSpace::from_json(read_json_file(args.space_path, "space"));
-  for (const auto& a : args.axes) t.space.override_axis(a);
+  override_axes(t.space, args.axes);
   if (t.space.axes().empty()) throw UserError("space", "has no axes: give the program's knobs with their values");
   CommandTrialOptions options;
   options.program = ProgramCommand(args.command, split_command_line(args.launcher));

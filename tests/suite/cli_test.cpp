@@ -187,6 +187,9 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"tune -w fashion-mlp --space " + d + "/empty-space.json -o " + d + "/tune", "[space] has no axes"},
       {"tune -w fashion-mlp --set amp=bf16 --axis amp=off,bf16 -o " + d + "/tune", "--set amp=bf16 fixes amp, which --axis searches; give one or the other"},
       {"tune -w fashion-mlp --set amp=fp16 -o " + d + "/tune", "[config] amp: 'fp16' needs device=cuda"},
+      {"tune --set workload=fashion-cnn -o " + d + "/tune", "--set workload=fashion-cnn: give the workload with -w (--workload)"},
+      {"tune -w fashion-mlp --set save_state=" + d + "/s.pt -o " + d + "/tune", "trials start fresh and save no state; save_state is for dyno train"},
+      {"tune -w fashion-mlp --axis batch_size=32,64 --axis batch_size=16 -o " + d + "/tune", "--axis batch_size is given twice"},
   };
   for (const auto& [args, message] : cases) {
     auto r = testing::run_dyno(args);
