@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "reports/atomic_file.h"
+#include "reports/json_difference.h"
 #include "reports/user_error.h"
 
 namespace dyno {
@@ -80,8 +81,8 @@ void open_journal(const std::string& dir, const nlohmann::json& header, bool res
   }
   for (const auto& [field, value] : making.items())
     if (made.contains(field) && made[field] != value)
-      throw UserError("tune", "--resume: the journal in '" + dir + "' was made with " + field + " " + made[field].dump().substr(0, 200) + ", not " +
-                                  value.dump().substr(0, 200) + "; give the same options as the first run, or choose another --out");
+      throw UserError("tune", "--resume: the journal in '" + dir + "' was made with " + first_difference(field, made[field], value) +
+                                  "; give the same options as the first run, or choose another --out");
 }
 
 }  // namespace dyno

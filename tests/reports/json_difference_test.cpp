@@ -1,0 +1,22 @@
+#include "reports/json_difference.h"
+
+#include <gtest/gtest.h>
+
+namespace dyno {
+namespace {
+
+// The message names where two headers differ, not two long values cut off before they do.
+TEST(JsonDifference, NamesThePathAndBothValuesOfTheFirstDifference) {
+  const auto made = nlohmann::json::parse(R"({"amp": "off", "batch_size": 64, "workload": "fashion-mlp"})");
+  auto making = made;
+  making["workload"] = "fashion-cnn";
+  EXPECT_EQ(first_difference("base_config", made, making), "base_config/workload \"fashion-mlp\", not \"fashion-cnn\"");
+  making = made;
+  making.erase("amp");
+  EXPECT_EQ(first_difference("base_config", made, making), "base_config/amp \"off\", not (none)");
+  EXPECT_EQ(first_difference("seed", 0, 7), "seed 0, not 7");
+  EXPECT_EQ(first_difference("seed", 7, 7), "");
+}
+
+}  // namespace
+}  // namespace dyno
