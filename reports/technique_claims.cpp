@@ -55,6 +55,11 @@ std::vector<TechniqueRow> technique_rows(const nlohmann::json& j, const std::str
     ++acc.count;
     acc.unit = b.text("time_unit", "ns");
   }
+  // A result with none of the techniques' benchmarks is another program's: a table of "missing" rows would hide that.
+  bool any = false;
+  for (const auto& claim : technique_claims()) any = any || by_name.count(claim.baseline_benchmark) || by_name.count(claim.technique_benchmark);
+  if (!any)
+    throw UserError("report", where + " holds none of dyno_bench_techniques' benchmarks; run dyno_bench_techniques --benchmark_out=FILE");
   std::vector<TechniqueRow> rows;
   for (const auto& claim : technique_claims()) {
     TechniqueRow row;

@@ -156,6 +156,8 @@ double measure_once(const std::string& dyno, const nlohmann::json& config, const
   if (r.signaled || r.timed_out || r.exit_code != 0)
     throw UserError("check", "measurement run " + std::to_string(index) + " of " + dyno + " failed: " +
                                  (r.timed_out ? std::string("timed out") : r.signaled ? "signal " + std::to_string(r.signal) : last_line_of(log)));
+  if (!std::filesystem::exists(out))
+    throw UserError("check", "measurement run " + std::to_string(index) + " of '" + dyno + "' exited 0 without writing its report; is it a dyno binary?");
   const RunReport report = read_report(out);
   if (report.throughput_windows.empty())
     throw UserError("check", "measurement run " + std::to_string(index) + " has no measurement windows: raise max_steps above warmup_steps");

@@ -68,6 +68,8 @@ struct ReportArgs {
 int run_history(const ReportArgs& a) {
   if (a.targets.size() != 2) throw UserError("report", "usage: dyno report history FILE [--append CHECK.json --revision REV] [--html [-o OUT]]");
   const std::string& path = a.targets[1];
+  if (a.append.empty() && !a.revision.empty())
+    throw UserError("report", "--revision goes with --append CHECK.json (the revision that check measured)");
   if (!a.append.empty()) {
     if (a.revision.empty()) throw UserError("report", "--append needs --revision REV (the revision the check measured)");
     if (!valid_utf8(a.revision)) throw UserError("report", "--revision: not valid UTF-8; give the revision as text (a commit hash, a tag)");

@@ -299,6 +299,14 @@ TEST(Cli, ReportRefusesMistypedFilesNamingTheField) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("tech.json'.benchmarks[0]: field 'real_time' is \"5\"; expected a number"), std::string::npos) << r.output;
 
+  write_file_atomically(tech, R"({"benchmarks": [{"name": "BM_Other", "real_time": 5}]})");
+  r = testing::run_dyno("report techniques " + tech);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("tech.json' holds none of dyno_bench_techniques' benchmarks"), std::string::npos) << r.output;
+  r = testing::run_dyno("report history " + (dir / "h.jsonl").string() + " --revision abc");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--revision goes with --append CHECK.json"), std::string::npos) << r.output;
+
   r = testing::run_dyno("report history " + dir.string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("is a folder; give a history file"), std::string::npos) << r.output;

@@ -242,6 +242,16 @@ TEST(CheckCommand, ABaselineFromAnotherMachineIsNotComparable) {
   testing::remove_tree(dir);
 }
 
+// --against a program that is not dyno: its runs write no report, and the error says so.
+TEST(CheckCommand, AnAgainstThatIsNotDynoIsNamed) {
+  auto dir = testing::fresh_dir("check_not_dyno");
+  const auto baseline = baseline_file(dir, "b.json", {100, 101, 99});
+  auto r = testing::run_dyno("check --baseline " + baseline + " --against /bin/true --pairing abba --runs 3 --no-rerun");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("measurement run 0 of '/bin/true' exited 0 without writing its report; is it a dyno binary?"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
 // --record into a folder names the baseline by its fingerprint, which it stores.
 TEST(CheckCommand, RecordsIntoAFolderByFingerprint) {
   auto dir = testing::fresh_dir("check_record");
