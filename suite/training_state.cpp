@@ -125,6 +125,7 @@ TrainingProgress load_training_state(const std::string& path, torch::nn::Module&
                                      const std::string& optimizer_kind, const c10::Device& device) {
   if (!std::filesystem::exists(path))
     throw UserError("config", "resume_state: '" + path + "' does not exist; give a file written with save_state");
+  if (std::filesystem::is_directory(path)) throw UserError("config", "resume_state: '" + path + "' is a folder; give a file written with save_state");
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path, device);

@@ -181,6 +181,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
        "--out '" + testing::fixture("data.pt") + "' is the data (data_file); writing it would destroy it"},
       {"train -c " + d, "cannot read '" + d + "': it is a folder, not a file"},
       {"train --set size=tiny save_state=" + d + " -o " + d + "/r.json", "[config] save_state: '" + d + "' is a folder; give a file path"},
+      {"train --set size=tiny resume_state=" + d + " -o " + d + "/r.json", "[config] resume_state: '" + d + "' is a folder; give a file written with save_state"},
       {"train -c " + d + "/truncated.json", "truncated.json' is not valid JSON: parse error at line 1"},
       {"check --record " + d + "/b.json --baseline " + d + "/b.json", "--baseline excludes --record"},
       {"check -w fashion-mlp --baseline " + d + "/b.json", "--workload requires --record"},
