@@ -174,6 +174,9 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
     distributed_ = std::make_unique<DistributedContext>(*distributed_env, config_, device_);
   data_ = workload_.load_data(config_.size);
   model_ = workload_.build_model();
+  if (config_.checkpointing && model_->segments().size() < 2 && (!distributed_ || distributed_->rank() == 0))
+    std::fprintf(stderr, "[train] warning: checkpointing=true changes nothing here: the model is one segment (for a TorchScript model, its "
+                         "forward is not a chain of its children)\n");
   model_->to(device_);
   if (distributed_) distributed_->broadcast_module(*model_);
   if (config_.channels_last)

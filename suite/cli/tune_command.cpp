@@ -412,6 +412,11 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
                  setting.substr(knob.size() + 1).c_str(), knob.c_str());
   }
   if (!workload.convolutional) t.space.remove_axis("channels_last");
+  // Checkpointing recomputes every segment but the last: a model of one segment has nothing to recompute.
+  if (t.space.find("checkpointing") && workload.build_model()->segments().size() < 2) {
+    t.space.remove_axis("checkpointing");
+    std::fprintf(stderr, "[tune] checkpointing is not searched: the model is one segment, where it changes nothing\n");
+  }
   if (t.space.axes().empty() && args.space_path.empty() && !to_target)
     throw UserError("tune", "every axis of the default space is fixed with --set; leave a knob unset (or give --axis) to search it");
   if (to_target) {

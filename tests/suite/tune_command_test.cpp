@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "fixture_files.h"
 #include "reports/atomic_file.h"
 
 namespace dyno {
@@ -379,6 +380,27 @@ TEST(TuneCommand, SpacesSettingsAndCommandsAreCheckedBeforeAnyTrial) {
   write_file_atomically(dir + "/space.json", R"({"axes": {"threads": {"min": 1, "max": 2, "step": "x"}}})");
   fails_with("-w fashion-mlp --space " + dir + "/space.json", "[space] axis threads: field 'step' is \"x\"; expected a number");
   fails_with("-w fashion-mlp --axis amp=off,bf16 --set lr=nan", "[config] lr: 'nan' is not a number in [0, 100]");
+  std::system(("rm -rf " + dir).c_str());
+}
+
+// Checkpointing recomputes every segment but the last: on a model of one segment (a TorchScript
+// model that is not a chain) train says it changes nothing and tune does not search it.
+TEST(TuneCommand, CheckpointingIsNotSearchedOnAModelOfOneSegment) {
+  const std::string dir = "/tmp/dyno_tune_one_segment_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  const std::string model = " --model " + testing::fixture("tree.pt") + " --data " + testing::fixture("data.pt");
+  const std::string train = std::string(DYNO_BINARY) + " train" + model + " --set size=tiny max_steps=2 checkpointing=true --no-progress -o " + dir +
+                            "/r.json > " + dir + "/train.txt 2>&1";
+  ASSERT_EQ(WEXITSTATUS(std::system(train.c_str())), 0) << read_file(dir + "/train.txt");
+  EXPECT_NE(read_file(dir + "/train.txt").find("[train] warning: checkpointing=true changes nothing here: the model is one segment"), std::string::npos)
+      << read_file(dir + "/train.txt");
+  const std::string tune = std::string(DYNO_BINARY) + " tune" + model + " --set size=tiny --trials 1 --measure-steps 4 --no-verify --no-profile -q --out " +
+                           dir + "/run > " + dir + "/tune.txt 2>&1";
+  ASSERT_EQ(WEXITSTATUS(std::system(tune.c_str())), 0) << read_file(dir + "/tune.txt");
+  EXPECT_NE(read_file(dir + "/tune.txt").find("[tune] checkpointing is not searched: the model is one segment"), std::string::npos)
+      << read_file(dir + "/tune.txt");
+  const std::string journal = read_file(dir + "/run/journal.jsonl");
+  EXPECT_FALSE(nlohmann::json::parse(journal.substr(0, journal.find('\n')))["space"]["axes"].contains("checkpointing"));
   std::system(("rm -rf " + dir).c_str());
 }
 
