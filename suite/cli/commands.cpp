@@ -63,6 +63,10 @@ RunConfig build_config(const std::string& config_path, const std::string& worklo
     nlohmann::json j = read_json_file(config_path, "config");
     // A run report or tuner best-config may be given directly: take its "config" block.
     if (j.contains("config") && j["config"].is_object() && j.contains("schema_version")) j = j["config"];
+    if (j.is_object() && j.value("kind", nlohmann::json()) == "tune")
+      throw UserError("config", "'" + config_path + "' is a tuning report; give the best-config.json beside it");
+    if (j.is_object() && j.contains("argv") && j.contains("point"))
+      throw UserError("config", "'" + config_path + "' is a tuned program's best configuration (dyno tune --command); run it with the best-config.sh beside it");
     config = config_from_json(j);
   }
   if (!workload.empty()) config.workload = workload;

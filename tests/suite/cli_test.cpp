@@ -167,6 +167,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
   auto dir = testing::fresh_dir("cli_refused");
   write_file_atomically((dir / "empty-space.json").string(), R"({"axes": {}})");
   write_file_atomically((dir / "truncated.json").string(), R"({"amp": "bf16",)");
+  write_file_atomically((dir / "tune-report.json").string(), R"({"schema_version": "1.3", "kind": "tune", "trials": []})");
   const std::string d = dir.string();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"bogus", "dyno: 'bogus' is not a subcommand; one of train, workloads, knobs, tune, compare, check, report, launch"},
@@ -183,6 +184,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"train --set size=tiny save_state=" + d + " -o " + d + "/r.json", "[config] save_state: '" + d + "' is a folder; give a file path"},
       {"train --set size=tiny resume_state=" + d + " -o " + d + "/r.json", "[config] resume_state: '" + d + "' is a folder; give a file written with save_state"},
       {"train -c " + d + "/truncated.json", "truncated.json' is not valid JSON: parse error at line 1"},
+      {"train -c " + d + "/tune-report.json", "tune-report.json' is a tuning report; give the best-config.json beside it"},
       {"check --record " + d + "/b.json --baseline " + d + "/b.json", "--baseline excludes --record"},
       {"check -w fashion-mlp --baseline " + d + "/b.json", "--workload requires --record"},
       {"tune -w fashion-mlp --space " + d + "/empty-space.json -o " + d + "/tune", "[space] has no axes"},
