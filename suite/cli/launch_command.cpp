@@ -20,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "reports/child_process.h"
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
 #include "suite/cli/option_checks.h"
@@ -70,6 +71,8 @@ int run_launch(const LaunchArgs& a) {
   const int port = a.master_port > 0 ? a.master_port : free_port(a.master_addr);
   std::vector<std::string> args = a.command;
   args[0] = resolve_program(args[0]);
+  if (find_executable(args[0]).empty())
+    throw UserError("launch", "'" + a.command[0] + "' is not an executable file" + (a.command[0].find('/') == std::string::npos ? " on PATH" : ""));
   std::vector<char*> argv;
   for (auto& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);

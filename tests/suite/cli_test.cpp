@@ -187,6 +187,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"train -c " + d + "/tune-report.json", "tune-report.json' is a tuning report; give the best-config.json beside it"},
       {"check --record " + d + "/b.json --baseline " + d + "/b.json", "--baseline excludes --record"},
       {"check -w fashion-mlp --baseline " + d + "/b.json", "--workload requires --record"},
+      {"launch --nproc 2 -- /nonexistent-dyno-program", "[launch] '/nonexistent-dyno-program' is not an executable file"},
       {"tune -w fashion-mlp --space " + d + "/empty-space.json -o " + d + "/tune", "[space] has no axes"},
       {"tune -w fashion-mlp --set amp=bf16 --axis amp=off,bf16 -o " + d + "/tune", "--set amp=bf16 fixes amp, which --axis searches; give one or the other"},
       {"tune -w fashion-mlp --set amp=fp16 -o " + d + "/tune", "[config] amp: 'fp16' needs device=cuda"},
