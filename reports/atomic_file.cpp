@@ -71,6 +71,11 @@ void make_folder(const std::string& path) {
   if (error) fail("create the folder", path, error.value());
 }
 
+bool names_a_folder(const std::string& path) {
+  struct stat s {};
+  return !path.empty() && (path.back() == '/' || (::stat(path.c_str(), &s) == 0 && S_ISDIR(s.st_mode)));
+}
+
 void write_file_atomically(const std::string& path, const std::string& content) {
   create_parent(path);
   std::string temp = path + ".tmp." + std::to_string(::getpid());
@@ -147,11 +152,14 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& path,
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double's range
-    // Without nlohmann's "[json.exception.parse_error.101] " prefix: the position and the reason stay.
-    std::string what = e.what();
-    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) what = what.substr(what.find("] ") + 2);
-    throw UserError(where, "'" + path + "' is not valid JSON: " + what);
+    throw UserError(where, "'" + path + "' is not valid JSON: " + json_error_text(e));
   }
+}
+
+std::string json_error_text(const nlohmann::json::exception& error) {
+  const std::string what = error.what();
+  const size_t end = what.find("] ");
+  return what.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? what.substr(end + 2) : what;
 }
 
 }  // namespace dyno

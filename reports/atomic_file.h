@@ -13,6 +13,8 @@ void write_file_atomically(const std::string& path, const std::string& content);
 // Creates a folder and its parents when missing; one that cannot be made (a file in the way, no
 // permission, a full disk) is a UserError naming it and the reason.
 void make_folder(const std::string& path);
+// Whether `path` names a folder: an existing one, or a name ending in '/'.
+bool names_a_folder(const std::string& path);
 
 // Appends one line and flushes it to disk before returning (journals). A last line without its
 // newline (a kill mid-write) is first completed when it is whole JSON, else cut off: readers
@@ -25,5 +27,7 @@ std::string read_file(const std::string& path);
 nlohmann::json read_json_file(const std::string& path, const std::string& where);
 // The parse of read_json_file, for text read otherwise: `path` names where the text came from.
 nlohmann::json parse_json_text(const std::string& text, const std::string& path, const std::string& where);
+// An nlohmann error's text for a user: without its "[json.exception.parse_error.101] " prefix.
+std::string json_error_text(const nlohmann::json::exception& error);
 
 }  // namespace dyno

@@ -147,7 +147,7 @@ void add_train_command(CLI::App& app) {
     }
     // Where the state goes is checked before training, not after it.
     if (!config.save_state.empty()) {
-      if (std::filesystem::is_directory(config.save_state) || config.save_state.back() == '/')
+      if (names_a_folder(config.save_state))
         throw UserError("config", "save_state: '" + config.save_state + "' is a folder; give a file path");
       const std::filesystem::path parent = std::filesystem::path(config.save_state).parent_path();
       if (!parent.empty()) make_folder(parent.string());

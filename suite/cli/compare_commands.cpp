@@ -287,7 +287,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
                                {"fingerprint", fingerprint.fields()}, {"fingerprint_id", fingerprint.id()}};
     // A folder (existing, or named with a trailing /) keeps one baseline per fingerprint.
     std::string path = a.record;
-    if (std::filesystem::is_directory(path) || path.back() == '/') {
+    if (names_a_folder(path)) {
       make_folder(path);
       path = (std::filesystem::path(path) / (fingerprint.id() + ".json")).string();
     }

@@ -3,8 +3,6 @@
 // number from 1e-09 to 0.5"). CLI11's own Range lets NaN through and prints 300-digit bounds.
 #pragma once
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +11,8 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "reports/atomic_file.h"
 
 namespace dyno {
 
@@ -58,9 +58,7 @@ inline CLI::Validator file_to_write() {
   return CLI::Validator(
       [](std::string& text) {
         if (text.empty()) return std::string("empty; give a file path or leave the option out");
-        struct stat s {};
-        if (text.back() == '/' || (::stat(text.c_str(), &s) == 0 && S_ISDIR(s.st_mode)))
-          return "'" + text + "' is a folder; give a file path";
+        if (names_a_folder(text)) return "'" + text + "' is a folder; give a file path";
         return std::string();
       },
       "");

@@ -140,9 +140,7 @@ int run_report(const ReportArgs& a) {
   try {
     html = render_html_report(tune, trial_reports, techniques);
   } catch (const nlohmann::json::exception& e) {  // a nested field check_tune_report does not reach
-    std::string what = e.what();
-    what = what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2);
-    throw UserError("report", "'" + report_path + "' has a field of a type dyno does not write: " + what);
+    throw UserError("report", "'" + report_path + "' has a field of a type dyno does not write: " + json_error_text(e));
   }
   write_file_atomically(out, html);
   std::cout << "wrote " << out << "\n";
