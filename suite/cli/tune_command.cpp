@@ -364,18 +364,21 @@ struct Tunable {
   bool lr_fixed = false;  // --set lr: phase 2 does not refine the learning rate
 };
 
+// The knob a --set or --axis argument names ("batch_size=32,64" -> "batch_size").
+std::string knob_of(const std::string& assignment) { return assignment.substr(0, assignment.find('=')); }
+
 // Each --axis replaces its knob's axis; the same knob twice would silently keep only the last.
 void override_axes(SearchSpace& space, const std::vector<std::string>& axes) {
   std::set<std::string> given;
   for (const auto& a : axes)
-    if (!given.insert(a.substr(0, a.find('='))).second)
-      throw UserError("tune", "--axis " + a.substr(0, a.find('=')) + " is given twice; give its values in one --axis (knob=v1,v2,...)");
+    if (!given.insert(knob_of(a)).second)
+      throw UserError("tune", "--axis " + knob_of(a) + " is given twice; give its values in one --axis (knob=v1,v2,...)");
   for (const auto& a : axes) space.override_axis(a);
 }
 
 Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   for (const auto& setting : args.settings) {
-    const std::string knob = setting.substr(0, setting.find('='));
+    const std::string knob = knob_of(setting);
     if (knob == "workload") throw UserError("tune", "--set " + setting + ": give the workload with -w (--workload)");
     if (knob == "save_state" || knob == "resume_state")
       throw UserError("tune", "--set " + setting + ": trials start fresh and save no state; " + knob + " is for dyno train");
@@ -398,12 +401,11 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   // A knob fixed with --set is the user's choice: the default space leaves its axis out, saying
   // so; a --space or --axis that searches it contradicts the setting. (The last --set of a knob wins.)
   std::map<std::string, std::string> fixed;
-  for (const auto& setting : args.settings) fixed[setting.substr(0, setting.find('='))] = setting;
+  for (const auto& setting : args.settings) fixed[knob_of(setting)] = setting;
   for (const auto& [knob, setting] : fixed) {
     if (!t.space.find(knob)) continue;
-    const bool axis_given = !args.space_path.empty() || std::any_of(args.axes.begin(), args.axes.end(), [&](const std::string& a) {
-      return a.substr(0, a.find('=')) == knob;
-    });
+    const bool axis_given = !args.space_path.empty() ||
+                            std::any_of(args.axes.begin(), args.axes.end(), [&](const std::string& a) { return knob_of(a) == knob; });
     if (axis_given)
       throw UserError("tune", "--set " + setting + " fixes " + knob + ", which " + (args.space_path.empty() ? "--axis" : "the --space") +
                                   " searches; give one or the other");
