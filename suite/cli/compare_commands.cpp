@@ -42,7 +42,7 @@ constexpr const char* kRunFigure = "window_p90";  // its name in baselines, so f
 
 std::string pct(double v) {
   char b[32];
-  std::snprintf(b, sizeof b, "%+.2f%%", 100 * v);
+  std::snprintf(b, sizeof b, std::abs(100 * v) < 1e6 ? "%+.2f%%" : "%+.3g%%", 100 * v);  // a figure off by orders of magnitude stays readable
   return b;
 }
 

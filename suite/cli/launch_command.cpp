@@ -1,6 +1,7 @@
 #include "suite/cli/launch_command.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -68,6 +69,10 @@ int status_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 1
 int run_launch(const LaunchArgs& a) {
   if (a.master_addr.empty()) throw UserError("launch", "--master-addr: empty; give rank 0's address, e.g. 127.0.0.1");
   if (a.command.empty()) throw UserError("launch", "no program given; usage: dyno launch --nproc N -- dyno train ...");
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(a.master_addr.c_str(), nullptr, nullptr, &found); rc != 0)
+    throw UserError("launch", "--master-addr '" + a.master_addr + "' does not resolve: " + gai_strerror(rc) + "; give rank 0's address, e.g. 127.0.0.1");
+  ::freeaddrinfo(found);
   const int port = a.master_port > 0 ? a.master_port : free_port(a.master_addr);
   std::vector<std::string> args = a.command;
   args[0] = resolve_program(args[0]);

@@ -188,6 +188,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"check --record " + d + "/b.json --baseline " + d + "/b.json", "--baseline excludes --record"},
       {"check -w fashion-mlp --baseline " + d + "/b.json", "--workload requires --record"},
       {"launch --nproc 2 -- /nonexistent-dyno-program", "[launch] '/nonexistent-dyno-program' is not an executable file"},
+      {"launch --master-addr no-such-host.invalid -- true", "[launch] --master-addr 'no-such-host.invalid' does not resolve: "},
       {"tune -w fashion-mlp --space " + d + "/empty-space.json -o " + d + "/tune", "[space] has no axes"},
       {"tune -w fashion-mlp --set amp=bf16 --axis amp=off,bf16 -o " + d + "/tune", "--set amp=bf16 fixes amp, which --axis searches; give one or the other"},
       {"tune -w fashion-mlp --set amp=fp16 -o " + d + "/tune", "[config] amp: 'fp16' needs device=cuda"},

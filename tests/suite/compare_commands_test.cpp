@@ -69,6 +69,10 @@ TEST(CompareCommand, VerdictsAndExitCodes) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   r = testing::run_dyno("compare --threshold 15% " + base + " " + slow);
   EXPECT_EQ(r.exit_code, 0) << r.output;  // a 10% shift is below a 15% threshold
+  auto crawl = baseline_file(dir, "crawl.json", {1e-6, 1.01e-6, 0.99e-6, 1.005e-6, 0.995e-6, 1e-6, 1.002e-6, 0.998e-6});
+  r = testing::run_dyno("compare " + base + " " + crawl);  // 1e8 times slower: a figure in a few characters, not 13 digits
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("e+10% |"), std::string::npos) << r.output;
   testing::remove_tree(dir);
 }
 
