@@ -3,8 +3,23 @@
 #include <sstream>
 
 namespace dyno {
+namespace {
 
-std::string best_config_python(const RunConfig& c) {
+// train_step's loss, as the engine computes it: each micro-batch's mean, over the step's micro-batches.
+std::string loss_line(const std::string& loss) {
+  if (loss == "mse")
+    return "            output = model(inputs)\n"
+           "            loss = torch.nn.functional.mse_loss(output.float(), targets.float().reshape(output.shape)) / len(batches)\n";
+  if (loss == "own")
+    return "            loss = your_loss(model(inputs), targets) / grad_accum_steps  # the workload's own loss, defined in C++: yours here\n";
+  return "            output = model(inputs)  # cross-entropy over the last dimension (a sequence model's [B, T, V] too)\n"
+         "            loss = torch.nn.functional.cross_entropy(output.flatten(0, -2).float(), targets.flatten(),\n"
+         "                                                     label_smoothing=label_smoothing) / len(batches)\n";
+}
+
+}  // namespace
+
+std::string best_config_python(const RunConfig& c, const PythonRecipe& recipe) {
   std::ostringstream py;
   auto boolean = [](bool b) { return b ? "True" : "False"; };
   py << "# dyno tuned settings for workload '" << c.workload << "' on " << c.device << ", as PyTorch Python.\n"
@@ -48,14 +63,21 @@ std::string best_config_python(const RunConfig& c) {
     std::ostringstream lr;
     lr.precision(6);
     lr << c.lr;
+    const int64_t ranks = c.ddp.world_size;
     py << "optimizer_class = torch.optim." << (c.optimizer == "sgd" ? "SGD" : "AdamW") << "\n"
-       << "lr = " << lr.str() << "  # lr_scaling=" << c.lr_scaling << " already applied for batch " << c.batch_size * c.grad_accum_steps << "\n"
-       << "# schedule: " << c.schedule << " over " << c.epochs << " epochs\n";
+       << "lr = " << lr.str() << "  # lr_scaling=" << c.lr_scaling << " already applied for the effective batch "
+       << c.batch_size * c.grad_accum_steps * ranks << " (batch " << c.batch_size << " x grad_accum_steps " << c.grad_accum_steps;
+    if (ranks > 1) py << " x " << ranks << " DDP ranks: each rank's optimizer takes this lr";
+    py << ")\n# schedule: " << c.schedule << " over " << c.epochs << " epochs";
+    if (c.schedule == "cosine") py << ", the first " << recipe.warmup_fraction * 100 << "% of steps a linear warm-up";
+    py << "\n";
   } else {
     py << "# optimizer=" << c.optimizer << ", lr=" << c.lr << ", schedule=" << c.schedule << ": the workload's recipe\n";
   }
   py << "# optimizer = optimizer_class(model.parameters(), lr=lr, **optimizer_kwargs)  (optimizer_impl=" << c.optimizer_impl << ")\n"
-     << "optimizer_kwargs = dict(" << (c.optimizer_impl == "fused" ? "fused=True" : c.optimizer_impl == "foreach" ? "foreach=True" : "foreach=False") << ")\n"
+     << "optimizer_kwargs = dict(weight_decay=" << recipe.weight_decay;
+  if (c.optimizer == "sgd") py << ", momentum=" << recipe.momentum;
+  py << ", " << (c.optimizer_impl == "fused" ? "fused=True" : c.optimizer_impl == "foreach" ? "foreach=True" : "foreach=False") << ")\n"
      << "grad_accum_steps = " << c.grad_accum_steps << "\n"
      << "clip_grad_norm = " << (c.clip_grad_norm > 0 ? std::to_string(c.clip_grad_norm) : "None") << "\n"
      << "label_smoothing = " << c.label_smoothing << "  # training loss only; evaluate with plain cross-entropy\n";
@@ -75,13 +97,13 @@ std::string best_config_python(const RunConfig& c) {
     else py << "scaler = None  # bf16 needs no loss scaling\n";
   }
   py << "\n\ndef train_step(model, optimizer, batches):\n"
-     << "    \"\"\"One optimizer step over grad_accum_steps micro-batches, with the tuned settings.\"\"\"\n"
+     << "    \"\"\"One optimizer step over a list of grad_accum_steps micro-batches, with the tuned settings.\"\"\"\n"
      << "    optimizer.zero_grad(set_to_none=" << boolean(c.set_to_none) << ")  # set_to_none\n"
      << "    for inputs, targets in batches:\n"
      << "        inputs = inputs.to('" << c.device << "', non_blocking=" << boolean(c.pin_memory) << ")\n"
      << "        targets = targets.to('" << c.device << "', non_blocking=" << boolean(c.pin_memory) << ")\n"
      << "        with torch.autocast(**autocast):\n"
-     << "            loss = torch.nn.functional.cross_entropy(model(inputs), targets, label_smoothing=label_smoothing) / grad_accum_steps\n"
+     << loss_line(recipe.loss)
      << "        (scaler.scale(loss) if scaler else loss).backward()\n"
      << "    if scaler:\n"
      << "        scaler.unscale_(optimizer)\n"

@@ -8,7 +8,17 @@
 
 namespace dyno {
 
+// What the workload fixes and no knob names: the optimizer's other settings and the loss.
+struct PythonRecipe {
+  double weight_decay = 0;
+  double momentum = 0.9;       // sgd only
+  double warmup_fraction = 0;  // cosine: the share of steps spent warming up
+  // cross_entropy (over the output's last dimension), mse, or own (the workload's C++ loss, which
+  // Python cannot be given).
+  std::string loss = "cross_entropy";
+};
+
 // `config` resolved (resolve_config) names the optimizer and the learning rate it trains with.
-std::string best_config_python(const RunConfig& config);
+std::string best_config_python(const RunConfig& config, const PythonRecipe& recipe);
 
 }  // namespace dyno

@@ -42,6 +42,7 @@
 #include "tuner/tune_report.h"
 #include "tuner/tuner.h"
 #include "tuner/verification.h"
+#include "workloads/scripted_workload.h"
 #include "workloads/workload_registry.h"
 
 namespace dyno {
@@ -154,7 +155,11 @@ class WorkloadTrials : public TrialSource {
   void write_companion(const std::string& dir, const nlohmann::json& best_config) const override {
     // Resolved against the workload's recipe: the optimizer and the learning rate it trains with.
     const RunConfig config = config_from_json(best_config);
-    write_file_atomically(dir + "/best-config.py", best_config_python(resolve_config(config, workload_for(config))));
+    const Workload workload = workload_for(config);
+    const RunConfig resolved = resolve_config(config, workload);
+    const std::string loss = !workload.loss ? "cross_entropy" : resolved.workload == kTorchScriptWorkload ? resolved.model_loss : "own";
+    const PythonRecipe recipe{workload.recipe.weight_decay, workload.recipe.momentum, workload.recipe.warmup_fraction, loss};
+    write_file_atomically(dir + "/best-config.py", best_config_python(resolved, recipe));
   }
 
  private:
