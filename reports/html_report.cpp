@@ -40,7 +40,7 @@ std::string tick(double v) {
   return num(v);
 }
 
-double safe(const nlohmann::json& j, const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0; }
+double safe(const nlohmann::json& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0; }
 
 // A run after the search (verification, profile): not one of the search's trials.
 bool after_search(const nlohmann::json& trial) {
@@ -79,15 +79,39 @@ struct Plot {
   }
 };
 
-std::string throughput_chart(const nlohmann::json& trials, int64_t best_id) {
+// How the report states a trial's figure: its throughput in `unit` with the median's interval, or,
+// for time to target, its seconds to the target (lower is better; no interval).
+struct Figure {
+  std::string unit;  // "samples/s", "tokens/s", ...
+  bool to_target = false;
+  // The value plotted: NaN when there is none (a failed trial, a missed target).
+  double of(const nlohmann::json& t) const {
+    if (t.value("outcome", "ok") != "ok") return std::nan("");
+    if (to_target) return t.contains("time_to_target_s") && t["time_to_target_s"].is_number() ? t["time_to_target_s"].get<double>() : std::nan("");
+    return safe(t, "samples_per_second");
+  }
+  std::string axis() const { return to_target ? "seconds to the target (lower is better)" : unit + " (median, 95% interval)"; }
+  // "200 samples/s" and " [190, 210]"; "2.0 s to the target" and " (200 samples/s)".
+  std::string value_text(const nlohmann::json& t) const {
+    const double v = of(t);
+    if (to_target) return std::isfinite(v) ? format_fixed(v, 1) + " s to the target" : "missed the target";
+    return format_fixed(v, 0) + " " + unit;
+  }
+  std::string detail(const nlohmann::json& t) const {
+    if (to_target) return " (" + format_fixed(safe(t, "samples_per_second"), 0) + " " + unit + ")";
+    return " [" + format_fixed(safe(t, "ci_low"), 0) + ", " + format_fixed(safe(t, "ci_high"), 0) + "]";
+  }
+};
+
+std::string throughput_chart(const nlohmann::json& trials, int64_t best_id, const Figure& figure) {
   Plot p;
   p.x_label = "trial";
-  p.y_label = "samples/s (median, 95% interval)";
+  p.y_label = figure.axis();
   double hi = 0;
   int64_t n = 0;
   for (const auto& t : trials) {
     if (after_search(t)) continue;
-    hi = std::max({hi, safe(t, "ci_high"), safe(t, "samples_per_second")});
+    if (const double v = figure.of(t); std::isfinite(v)) hi = std::max({hi, v, figure.to_target ? v : safe(t, "ci_high")});
     n = std::max<int64_t>(n, t.value("id", int64_t{0}));
   }
   p.x0 = 0;
@@ -98,27 +122,27 @@ std::string throughput_chart(const nlohmann::json& trials, int64_t best_id) {
   for (const auto& t : trials) {
     if (after_search(t)) continue;
     const double x = p.px(static_cast<double>(t.value("id", int64_t{0})));
-    const bool ok = t.value("outcome", "") == "ok";
-    const double v = safe(t, "samples_per_second");
-    if (ok) {
-      s << "<line x1='" << x << "' x2='" << x << "' y1='" << p.py(safe(t, "ci_low")) << "' y2='" << p.py(safe(t, "ci_high"))
-        << "' stroke='#1f77b4' stroke-width='2'/>";
+    const double v = figure.of(t);
+    if (std::isfinite(v)) {
+      if (!figure.to_target)
+        s << "<line x1='" << x << "' x2='" << x << "' y1='" << p.py(safe(t, "ci_low")) << "' y2='" << p.py(safe(t, "ci_high"))
+          << "' stroke='#1f77b4' stroke-width='2'/>";
       s << "<circle cx='" << x << "' cy='" << p.py(v) << "' r='" << (t["id"] == best_id ? 6 : 3.5) << "' fill='"
-        << (t["id"] == best_id ? "#2ca02c" : "#1f77b4") << "'><title>trial " << t["id"] << ": " << format_fixed(v, 0) << " samples/s ["
-        << format_fixed(safe(t, "ci_low"), 0) << ", " << format_fixed(safe(t, "ci_high"), 0) << "] " << escape(t.value("changes", "")) << "</title></circle>";
+        << (t["id"] == best_id ? "#2ca02c" : "#1f77b4") << "'><title>trial " << t["id"] << ": " << escape(figure.value_text(t) + figure.detail(t)) << " "
+        << escape(t.value("changes", "")) << "</title></circle>";
     } else {
       s << "<text x='" << x << "' y='" << p.py(0) - 4 << "' text-anchor='middle' font-size='13' fill='#d62728'>&#x2715;<title>trial "
-        << t["id"] << ": " << escape(t.value("outcome", "")) << " - " << escape(t.value("reason", "")) << "</title></text>";
+        << t["id"] << ": " << escape(t.value("outcome", "")) << " - " << escape(t.value("reason", figure.to_target ? "missed the target" : "")) << "</title></text>";
     }
   }
   s << "</svg>";
   return s.str();
 }
 
-std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& front) {
+std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& front, const std::string& unit) {
   Plot p;
   p.x_label = "peak memory (MiB)";
-  p.y_label = "samples/s";
+  p.y_label = unit;
   double xmin = 1e300, xmax = 0, ymax = 0;
   for (const auto& t : trials) {
     if (t.value("outcome", "") != "ok" || after_search(t)) continue;
@@ -154,13 +178,19 @@ std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& fro
 // started ("time_s").
 std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json>>& series, const char* curve, const std::string& y_label,
                          const char* x = "step") {
+  // A report's points of `curve`; none when it has no such curve (a program's report, say).
+  auto points = [curve](const nlohmann::json& report) {
+    const auto& curves = report.value("curves", nlohmann::json::object());
+    const auto& list = curves.is_object() ? curves.value(curve, nlohmann::json::array()) : nlohmann::json::array();
+    return list.is_array() ? list : nlohmann::json::array();
+  };
   Plot p;
   p.x_label = std::string(x) == "time_s" ? "wall-clock time (s)" : "optimizer step";
   p.y_label = y_label;
   double xmax = 0, ymin = 1e300, ymax = -1e300;
   for (const auto& [label, report] : series)
-    for (const auto& pt : report["curves"][curve]) {
-      if (!pt["value"].is_number()) continue;
+    for (const auto& pt : points(report)) {
+      if (!pt.is_object() || !pt.contains("value") || !pt["value"].is_number()) continue;
       xmax = std::max(xmax, safe(pt, x));
       ymin = std::min(ymin, pt["value"].get<double>());
       ymax = std::max(ymax, pt["value"].get<double>());
@@ -174,8 +204,8 @@ std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json
   int color = 0;
   for (const auto& [label, report] : series) {
     std::string path;
-    for (const auto& pt : report["curves"][curve])
-      if (pt["value"].is_number()) path += (path.empty() ? "M" : " L") + format_fixed(p.px(safe(pt, x))) + " " + format_fixed(p.py(pt["value"].get<double>()));
+    for (const auto& pt : points(report))
+      if (pt.is_object() && pt.contains("value") && pt["value"].is_number()) path += (path.empty() ? "M" : " L") + format_fixed(p.px(safe(pt, x))) + " " + format_fixed(p.py(pt["value"].get<double>()));
     const char* c = kPalette[color % 8];
     s << "<path d='" << path << "' fill='none' stroke='" << c << "' stroke-width='1.8'><title>" << escape(label) << "</title></path>";
     s << "<rect x='" << p.width - p.right - 250 << "' y='" << p.top + 8 + 15 * color << "' width='10' height='10' fill='" << c << "'/>"
@@ -205,9 +235,9 @@ std::string phase_chart(const nlohmann::json& report) {
   for (const auto& [name, ms] : phases) {
     const double w = bar * ms / total;
     const char* c = kPalette[color % 8];
-    s << "<rect x='" << x << "' y='10' width='" << w << "' height='30' fill='" << c << "'><title>" << name << ": " << num(ms) << " ms/step</title></rect>";
+    s << "<rect x='" << x << "' y='10' width='" << w << "' height='30' fill='" << c << "'><title>" << escape(name) << ": " << num(ms) << " ms/step</title></rect>";
     s << "<rect x='" << 10 + 125 * color << "' y='55' width='10' height='10' fill='" << c << "'/><text x='" << 24 + 125 * color
-      << "' y='64' font-size='11'>" << name << " " << num(ms) << " ms</text>";
+      << "' y='64' font-size='11'>" << escape(name) << " " << num(ms) << " ms</text>";
     x += w;
     ++color;
   }
@@ -274,7 +304,7 @@ std::string technique_table(const nlohmann::json& techniques) {
     s << "<tr><td>" << r.claim.number << "</td><td>" << escape(r.claim.technique) << "</td>";
     if (r.status == "measured")
       s << "<td class='" << (r.speedup >= 1 ? "good" : "bad") << "'>" << format_fixed(r.speedup, 2) << "x</td><td>" << num(r.baseline_time) << " "
-        << r.unit << "</td><td>" << num(r.technique_time) << " " << r.unit << "</td>";
+        << escape(r.unit) << "</td><td>" << num(r.technique_time) << " " << escape(r.unit) << "</td>";
     else
       s << "<td colspan='3'>" << escape(r.status) << "</td>";
     s << "<td>" << escape(r.claim.claim) << "</td></tr>";
@@ -290,6 +320,7 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   const auto& trials = tune.value("trials", nlohmann::json::array());
   const auto& best = tune.value("best", nlohmann::json());
   const int64_t best_id = best.is_object() ? best.value("id", int64_t{-1}) : -1;
+  const Figure figure{tune.value("throughput_unit", "samples") + "/s", tune.value("objective", "") == "time-to-target"};
   std::ostringstream h;
   h << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>dyno report: " << escape(tune.value("workload", "")) << "</title><style>"
     << "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}"
@@ -308,19 +339,28 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   if (best.is_object()) {
     // The throughput objective's figure is the point's estimate over its processes (reports before
     // 1.3 have none); the trial's own figure and interval follow.
-    const bool estimated = best.contains("estimate") && tune.value("objective", "") == "throughput";
-    const std::string own = format_fixed(safe(best, "samples_per_second"), 0), interval =
-        " [" + format_fixed(safe(best, "ci_low"), 0) + ", " + format_fixed(safe(best, "ci_high"), 0) + "]";
+    const bool estimated = best.contains("estimate") && !figure.to_target;
     h << "<p>Best: trial " << best_id << ", <b>"
-      << (estimated ? format_fixed(safe(best, "estimate"), 0) + " samples/s</b> estimated over its processes (this trial " + own + interval + ")"
-                    : own + " samples/s</b>" + interval)
+      << (estimated ? escape(format_fixed(safe(best, "estimate"), 0) + " " + figure.unit) + "</b> estimated over its processes (this trial " +
+                          format_fixed(safe(best, "samples_per_second"), 0) + escape(figure.detail(best)) + ")"
+                    : escape(figure.value_text(best)) + "</b>" + escape(figure.detail(best)))
       << ", " << escape(best.value("changes", "")) << ".</p>";
   }
   const auto& v = tune.value("verification", nlohmann::json());
   if (v.is_object() && v.contains("best")) {
     auto seconds = [](const nlohmann::json& t) { return t.is_number() ? format_fixed(t.get<double>(), 1) + " s" : std::string("not reached"); };
-    h << "<p>Verification (trained to the target): tuned " << seconds(v["best"]["time_to_target_s"]) << ", default "
-      << seconds(v["default"]["time_to_target_s"]);
+    const auto& seeds = v.value("seeds", nlohmann::json::array());
+    if (seeds.size() > 1) {
+      h << "<table><tr><th>seed</th><th>tuned</th><th>default</th><th>speed-up</th></tr>";
+      for (const auto& pair : seeds)
+        h << "<tr><td>" << pair.value("seed", nlohmann::json()).dump() << "</td><td>" << seconds(pair["best"]["time_to_target_s"]) << "</td><td>"
+          << seconds(pair["default"]["time_to_target_s"]) << "</td><td>"
+          << (pair["speedup"].is_number() ? format_fixed(pair["speedup"].get<double>(), 2) + "x" : std::string("-")) << "</td></tr>";
+      h << "</table><p>Verification over " << seeds.size() << " seeds (total default time over total tuned time)";
+    } else {
+      h << "<p>Verification (trained to the target): tuned " << seconds(v["best"]["time_to_target_s"]) << ", default "
+        << seconds(v["default"]["time_to_target_s"]);
+    }
     if (v["speedup"].is_number()) {
       const double speedup = v["speedup"].get<double>();
       if (speedup >= 1) h << ", <b>" << format_fixed(speedup, 2) << "x sooner</b>";
@@ -330,9 +370,17 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   }
   const auto& profiles = tune.value("profiles", nlohmann::json());
   if (profiles.is_object()) h << "<h2>What limits it: bottleneck verdicts</h2>" << verdict_table(profiles);
-  h << "<h2>Throughput per trial</h2>" << throughput_chart(trials, best_id)
-    << "<p class='meta'>Dots: median samples/s; bars: 95% interval of the median; green: the best; red &#x2715;: failed or rejected trials (hover for the reason).</p>";
-  h << "<h2>Throughput / peak memory Pareto front</h2>" << pareto_chart(trials, tune.value("pareto_front", nlohmann::json::array()));
+  const auto& phase1 = tune.value("throughput_phase", nlohmann::json());
+  if (phase1.is_object() && phase1.value("report", nlohmann::json()).is_string())
+    h << "<p class='meta'>Phase 1 (throughput) chose " << escape(phase1.value("best_changes", nlohmann::json("-")).dump()) << "; its report: <code>"
+      << escape(phase1["report"].get<std::string>()) << "</code> (<code>dyno report</code> its folder for its own page).</p>";
+  if (figure.to_target)
+    h << "<h2>Time to the target per trial</h2>" << throughput_chart(trials, best_id, figure)
+      << "<p class='meta'>Dots: seconds each trial took to reach the target; green: the best; red &#x2715;: failed, rejected or missed the target (hover for the reason).</p>";
+  else
+    h << "<h2>Throughput per trial</h2>" << throughput_chart(trials, best_id, figure) << "<p class='meta'>Dots: median " << escape(figure.unit)
+      << "; bars: 95% interval of the median; green: the best; red &#x2715;: failed or rejected trials (hover for the reason).</p>";
+  h << "<h2>Throughput / peak memory Pareto front</h2>" << pareto_chart(trials, tune.value("pareto_front", nlohmann::json::array()), figure.unit);
 
   std::vector<std::pair<std::string, nlohmann::json>> series;
   std::vector<std::pair<double, int64_t>> ranked;
@@ -351,7 +399,7 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   for (const auto& t : trials)
     if (t.value("stage", "") == "verify")
       if (auto it = trial_reports.find(t.value("id", int64_t{0})); it != trial_reports.end())
-        verify_series.emplace_back(t.value("key", "").find(":best:") != std::string::npos ? "tuned (to target)" : "default (to target)", it->second);
+        verify_series.emplace_back((t.value("key", "").rfind("verify:best", 0) == 0 ? "tuned, trial " : "default, trial ") + t["id"].dump(), it->second);
   h << "<h2>Loss curves of the fastest configurations</h2>" << curves_chart(series, "loss", "training loss");
   if (!verify_series.empty()) {
     h << "<h2>Verification runs: loss and metric</h2>" << curves_chart(verify_series, "loss", "training loss")
@@ -373,12 +421,18 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   h << "<h2>Techniques: claimed vs measured</h2>";
   if (techniques.is_object()) h << technique_table(techniques);
   else h << "<p class='meta'>No technique benchmark result given (dyno report DIR --html --techniques RESULT.json).</p>";
-  h << "<h2>All trials</h2><table><tr><th>id</th><th>stage</th><th>outcome</th><th>samples/s</th><th>95% interval</th><th>peak MiB</th><th>changes</th><th>reason</th></tr>";
-  for (const auto& t : trials)
+  h << "<h2>All trials</h2><table><tr><th>id</th><th>stage</th><th>outcome</th><th>" << escape(figure.unit) << "</th><th>"
+    << (figure.to_target ? "s to target" : "95% interval") << "</th><th>peak MiB</th><th>changes</th><th>reason</th></tr>";
+  for (const auto& t : trials) {
+    const auto& to_target = t.value("time_to_target_s", nlohmann::json());
     h << "<tr><td>" << t["id"] << (t["id"] == best_id ? " *" : "") << "</td><td>" << escape(t.value("stage", "")) << "</td><td>"
-      << escape(t.value("outcome", "")) << "</td><td>" << format_fixed(safe(t, "samples_per_second"), 0) << "</td><td>[" << format_fixed(safe(t, "ci_low"), 0) << ", "
-      << format_fixed(safe(t, "ci_high"), 0) << "]</td><td>" << format_fixed(safe(t, "peak_memory_bytes") / 1048576.0, 0) << "</td><td>"
+      << escape(t.value("outcome", "")) << "</td><td>" << format_fixed(safe(t, "samples_per_second"), 0) << "</td><td>"
+      << (figure.to_target || t.value("stage", "") == "verify"
+              ? (to_target.is_number() ? format_fixed(to_target.get<double>(), 1) : std::string("-"))
+              : "[" + format_fixed(safe(t, "ci_low"), 0) + ", " + format_fixed(safe(t, "ci_high"), 0) + "]")
+      << "</td><td>" << format_fixed(safe(t, "peak_memory_bytes") / 1048576.0, 0) << "</td><td>"
       << escape(t.value("changes", "")) << "</td><td>" << escape(t.value("reason", "").substr(0, 120)) << "</td></tr>";
+  }
   h << "</table></body></html>\n";
   return h.str();
 }

@@ -44,10 +44,8 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
   for (const auto& t : tuner.trials()) ++outcomes[to_string(t.outcome)];
   return {{"schema_version", std::to_string(kReportSchemaMajor) + "." + std::to_string(kReportSchemaMinor)},
           {"kind", "tune"},
-          {"workload", summary.workload},
-          {"device", summary.device},
-          {"strategy", tuner.options().strategy},
-          {"objective", tuner.options().objective},
+          {"workload", summary.workload}, {"device", summary.device}, {"throughput_unit", summary.throughput_unit},
+          {"strategy", tuner.options().strategy}, {"objective", tuner.options().objective},
           {"seed", tuner.options().seed},
           {"space", tuner.space().to_json()},
           {"grid_size", tuner.space().grid_size()},

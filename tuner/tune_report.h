@@ -13,6 +13,7 @@ class Tuner;
 struct TuneSummary {
   std::string workload;
   std::string device;
+  std::string throughput_unit = "samples";  // what a trial's throughput counts per second
   nlohmann::json base_config = nullptr;  // the settings under every point (a program: its command too)
   nlohmann::json best_config = nullptr;  // what best-config.json holds
   // The best's changes from the run's untuned configuration when the tuner started elsewhere (time

@@ -121,7 +121,11 @@ int run_report(const ReportArgs& a) {
   check_tune_report(tune, "'" + report_path + "'");
   std::map<int64_t, nlohmann::json> trial_reports;
   for (const auto& t : tune.value("trials", nlohmann::json::array())) {
-    const std::string path = t.value("report_path", "");
+    // The path as dyno tune wrote it is relative to where it ran: the same file under DIR comes
+    // first (a moved folder, or dyno report run elsewhere).
+    std::string path = t.value("report_path", "");
+    if (const size_t trials_at = path.rfind("trials/"); trials_at != std::string::npos && (trials_at == 0 || path[trials_at - 1] == '/'))
+      if (const std::string here = dir + "/" + path.substr(trials_at); std::filesystem::exists(here)) path = here;
     if (path.empty() || !std::filesystem::exists(path)) continue;
     try {
       nlohmann::json r = read_json(path);

@@ -536,6 +536,7 @@ int run_tune(const TuneArgs& args) {
   TuneSummary summary;
   summary.workload = tunable.subject.name;
   summary.device = tunable.subject.device;
+  summary.throughput_unit = tunable.subject.throughput_unit;
   const nlohmann::json& base = tunable.base;
   Phase* throughput = nullptr;
   Phase* final_phase = nullptr;
@@ -610,7 +611,7 @@ int run_tune(const TuneArgs& args) {
   const bool two_phases = throughput && throughput != final_phase;
   if (two_phases) {
     TuneSummary phase_summary = summary;
-    phase_summary.verification = nullptr;
+    phase_summary.verification = phase_summary.profiles = nullptr;  // phase 2's runs
     phase_summary.wall_time_s = throughput->ended_s;
     write_outputs(*throughput, phase_summary, trials);
     const Trial* b = throughput->tuner->best();

@@ -87,5 +87,51 @@ TEST(HtmlReport, StatesTheBestPointsEstimateBesideItsTrialsFigure) {
             std::string::npos);
 }
 
+// A time-to-target run is stated in seconds to the target (its interval is of 1 / seconds, not a
+// throughput's), its throughput in the workload's unit, each verification seed in a row, and each
+// verification run labelled with its side.
+TEST(HtmlReport, ATimeToTargetRunIsStatedInSecondsAndTheWorkloadsUnit) {
+  auto tune = tune_report_with_final_runs();
+  tune["objective"] = "time-to-target";
+  tune["throughput_unit"] = "tokens";
+  tune["best"]["time_to_target_s"] = 12.5;
+  tune["trials"][1]["time_to_target_s"] = 12.5;
+  tune["trials"][1]["ci_low"] = tune["trials"][1]["ci_high"] = 0.08;
+  tune["trials"].push_back({{"id", 8}, {"stage", "verify"}, {"key", "verify:best-seed1:{}"}, {"outcome", "ok"}, {"samples_per_second", 1}});
+  tune["verification"]["seeds"] = nlohmann::json::parse(R"([{"seed": 0, "best": {"time_to_target_s": 2.0}, "default": {"time_to_target_s": 5.0}, "speedup": 2.5},
+                                                            {"seed": 1, "best": {"time_to_target_s": 3.0}, "default": {"time_to_target_s": 6.0}, "speedup": 2.0}])");
+  tune["verification"]["speedup"] = 2.2;
+  tune["throughput_phase"] = {{"report", "runs/t/throughput/report.json"}, {"best_changes", "amp=bf16"}};
+  std::map<int64_t, nlohmann::json> runs;
+  const auto curve = nlohmann::json::parse(R"({"loss": [{"step": 10, "time_s": 1.5, "value": 2.0}], "metric": []})");
+  runs[4] = runs[5] = runs[8] = {{"curves", curve}};
+  const std::string html = render_html_report(tune, runs, nullptr);
+  EXPECT_NE(html.find("<b>12.5 s to the target</b> (200 tokens/s), batch_size=128"), std::string::npos) << html;
+  EXPECT_NE(html.find("Time to the target per trial"), std::string::npos);
+  EXPECT_NE(html.find("seconds to the target (lower is better)"), std::string::npos);
+  EXPECT_NE(html.find("<th>tokens/s</th><th>s to target</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>200</td><td>12.5</td>"), std::string::npos);
+  EXPECT_EQ(html.find("[0, 0]"), std::string::npos);  // no interval of 1 / seconds
+  EXPECT_EQ(html.find("samples/s"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>1</td><td>3.0 s</td><td>6.0 s</td><td>2.00x</td></tr>"), std::string::npos);
+  EXPECT_NE(html.find("Verification over 2 seeds (total default time over total tuned time), <b>2.20x sooner</b>"), std::string::npos);
+  EXPECT_NE(html.find("tuned, trial 8"), std::string::npos);
+  EXPECT_NE(html.find("default, trial 5"), std::string::npos);
+  EXPECT_NE(html.find("runs/t/throughput/report.json"), std::string::npos);
+}
+
+// What a report file names is text, never markup: a phase's name and a benchmark's time unit too. (The
+// run report here has no curves, as a program's: its charts are left out.)
+TEST(HtmlReport, NamesFromFilesAreEscaped) {
+  std::map<int64_t, nlohmann::json> runs;
+  runs[2] = nlohmann::json::parse(R"({"phases": {"<img src=x>": {"per_step_ms": 1.0}}})");
+  const auto techniques = nlohmann::json::parse(R"({"benchmarks": [
+      {"name": "zero_grad/zero_fill", "real_time": 10, "time_unit": "us<img src=y>"},
+      {"name": "zero_grad/set_to_none", "real_time": 5, "time_unit": "us<img src=y>"}]})");
+  const std::string html = render_html_report(tune_report(), runs, techniques);
+  EXPECT_EQ(html.find("<img"), std::string::npos) << html;
+  EXPECT_NE(html.find("&lt;img src=x&gt;"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dyno

@@ -123,6 +123,13 @@ TEST(TuneCommand, KillNineThenResumeLosesAndRepeatsNothing) {
   const std::string train = std::string(DYNO_BINARY) + " train --config " + dir + "/run/best-config.json --set max_steps=2 --no-progress --out " +
                             dir + "/check.json > /dev/null 2>&1";
   EXPECT_EQ(std::system(train.c_str()), 0);
+
+  // The folder moved: its HTML report still finds each trial's run report, under the folder.
+  ASSERT_EQ(std::rename((dir + "/run").c_str(), (dir + "/moved").c_str()), 0);
+  ASSERT_EQ(std::system((std::string(DYNO_BINARY) + " report " + dir + "/moved --html > /dev/null 2>&1").c_str()), 0);
+  const std::string html = read_file(dir + "/moved/report.html");
+  EXPECT_NE(html.find("Phase breakdown of the best configuration</h2><svg"), std::string::npos) << html;
+  EXPECT_EQ(html.find("not available"), std::string::npos) << html;
   std::system(("rm -rf " + dir).c_str());
 }
 
@@ -192,6 +199,8 @@ TEST(TuneCommand, TimeToTargetSearchesThroughputThenConvergence) {
   EXPECT_EQ(phase1["trials"].size(), 2u);
   EXPECT_TRUE(phase1["space"]["axes"].contains("batch_size"));
   EXPECT_FALSE(phase1["space"]["axes"].contains("epochs"));
+  EXPECT_TRUE(phase1["profiles"].is_null());  // the profiles are of phase 2's pick, in its report
+  EXPECT_EQ(phase1["throughput_unit"], "samples");
   auto report = nlohmann::json::parse(read_file(dir + "/run/report.json"));
   EXPECT_EQ(report["objective"], "time-to-target");
   EXPECT_FALSE(report["space"]["axes"].contains("batch_size"));
