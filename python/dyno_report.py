@@ -42,8 +42,9 @@ class Knobs(dict):
 
 
 def environment_name(knob):
-    """DYNO_KNOB_<NAME>: the knob's name in upper case, any other character than a letter or digit as `_`."""
-    return "DYNO_KNOB_" + "".join(c.upper() if c.isascii() and c.isalnum() else "_" for c in knob)
+    """DYNO_KNOB_<NAME>: the knob's name in upper case, each byte of its UTF-8 form other than an
+    ASCII letter or digit as `_` (as dyno names it: "café" is DYNO_KNOB_CAF__)."""
+    return "DYNO_KNOB_" + "".join(chr(b).upper() if chr(b).isascii() and chr(b).isalnum() else "_" for b in knob.encode())
 
 
 def _typed(variable, text, default):

@@ -33,6 +33,10 @@ tuned = knobs_with({"DYNO_KNOB_BATCH_SIZE": "256", "DYNO_KNOB_AMP": "bf16", "DYN
                     "DYNO_KNOB_LR": "0.002", "DYNO_KNOB_DDP_WORLD_SIZE": "2"})
 assert tuned == dict(batch_size=256, amp="bf16", batched_fetch=True, lr=0.002, **{"ddp.world_size": 2}), tuned
 
+# A knob's variable is named byte by byte, as dyno names it: "café" is DYNO_KNOB_CAF__ (é is two bytes).
+assert dyno_report.environment_name("café") == "DYNO_KNOB_CAF__"
+assert dyno_report.environment_name("ddp.world_size") == "DYNO_KNOB_DDP_WORLD_SIZE"
+
 # A trial's DYNO_POINT file is the whole point and wins over the environment.
 with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
     json.dump({"batch_size": 512, "amp": "off"}, f)

@@ -34,6 +34,7 @@ TEST(ProgramCommand, APlaceholderMustNameAKnobOfTheSpace) {
 TEST(ProgramCommand, EnvironmentCarriesEachKnobAndTheSeed) {
   EXPECT_EQ(ProgramCommand::environment_for({{"amp", "bf16"}, {"ddp.world_size", 2}, {"lr", 0.5}}, 3),
             (std::vector<std::string>{"DYNO_KNOB_AMP=bf16", "DYNO_KNOB_DDP_WORLD_SIZE=2", "DYNO_KNOB_LR=0.5", "DYNO_SEED=3"}));
+  EXPECT_EQ(ProgramCommand::environment_name("café"), "DYNO_KNOB_CAF__");  // byte by byte, as python/dyno_report.py
 }
 
 TEST(ProgramCommand, TheBestConfigIsTheCommandLineAndEnvironmentToRun) {
