@@ -112,9 +112,9 @@ nlohmann::json ProgramCommand::best_config_json(const nlohmann::json& point, int
   return {{"argv", filled}, {"environment", env}, {"point", point}};
 }
 
-std::string ProgramCommand::best_config_shell(const nlohmann::json& point, int64_t seed) const {
+std::string ProgramCommand::best_config_shell(const nlohmann::json& point, int64_t seed, const std::string& working_dir) const {
   const nlohmann::json config = best_config_json(point, seed);
-  std::string line;
+  std::string line = working_dir.empty() ? "" : "cd " + shell_quote(working_dir) + " && ";
   for (const auto& [name, value] : config["environment"].items()) line += name + "=" + shell_quote(value.get<std::string>()) + " ";
   for (const auto& w : config["argv"]) line += shell_quote(w.get<std::string>()) + " ";
   line.pop_back();

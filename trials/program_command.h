@@ -43,8 +43,9 @@ class ProgramCommand {
   nlohmann::json to_json() const;
   // The tuned configuration as what to run: {"argv": [...], "environment": {...}, "point": {...}}.
   nlohmann::json best_config_json(const nlohmann::json& point, int64_t seed) const;
-  // The same as one POSIX shell line (environment assignments, then the quoted argument vector).
-  std::string best_config_shell(const nlohmann::json& point, int64_t seed) const;
+  // The same as one POSIX shell line (environment assignments, then the quoted argument vector),
+  // run in `working_dir` when one is given (where the trials ran: the command's relative paths).
+  std::string best_config_shell(const nlohmann::json& point, int64_t seed, const std::string& working_dir = "") const;
 
  private:
   std::vector<std::string> command_;

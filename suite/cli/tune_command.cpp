@@ -199,7 +199,8 @@ class ProgramTrials : public TrialSource {
   }
   void write_companion(const std::string& dir, const nlohmann::json& best_config) const override {
     write_file_atomically(dir + "/best-config.sh", "#!/bin/sh\n# dyno's tuned configuration: the command line and environment to run\n" +
-                                                       options_.program.best_config_shell(best_config["point"], options_.seed) + "\n");
+                                                       options_.program.best_config_shell(best_config["point"], options_.seed,
+                                                                                          std::filesystem::current_path().string()) + "\n");
   }
 
  private:

@@ -45,6 +45,9 @@ TEST(ProgramCommand, TheBestConfigIsTheCommandLineAndEnvironmentToRun) {
   EXPECT_EQ(config["environment"]["DYNO_KNOB_MODE"], "fast run");
   EXPECT_EQ(config["point"], point);
   EXPECT_EQ(c.best_config_shell(point, 0), "DYNO_KNOB_BATCH_SIZE=256 DYNO_KNOB_MODE='fast run' DYNO_SEED=0 sh train.py --batch 256");
+  // From the folder the trials ran in: train.py is where it was.
+  EXPECT_EQ(c.best_config_shell(point, 0, "/home/me/my project"),
+            "cd '/home/me/my project' && DYNO_KNOB_BATCH_SIZE=256 DYNO_KNOB_MODE='fast run' DYNO_SEED=0 sh train.py --batch 256");
 }
 
 TEST(ProgramCommand, SplitsALauncherLikeAShellWithoutItsSyntax) {
