@@ -173,6 +173,10 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
   if (distributed_env && distributed_env->world_size > 1)
     distributed_ = std::make_unique<DistributedContext>(*distributed_env, config_, device_);
   data_ = workload_.load_data(config_.size);
+  if (!data_.train || !data_.eval || data_.train->size() == 0)
+    throw UserError("workload", "'" + workload_.name + "': load_data(\"" + config_.size + "\") returned " +
+                                    (!data_.train ? "no training source" : !data_.eval ? "no evaluation source" : "an empty training set") +
+                                    "; a WorkloadData holds both, train with examples");
   model_ = workload_.build_model();
   if (config_.checkpointing && model_->segments().size() < 2 && (!distributed_ || distributed_->rank() == 0))
     std::fprintf(stderr, "[train] warning: checkpointing=true changes nothing here: the model is one segment (for a TorchScript model, its "

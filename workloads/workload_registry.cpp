@@ -25,11 +25,7 @@ std::vector<Workload> build_workloads() {
   std::map<std::string, std::string> defined_in;
   for (const auto& r : registrations()) {
     Workload w = r.factory();
-    if (w.name.empty()) throw UserError("workload", "a DYNO_WORKLOAD in " + r.source_file + " has no name; set Workload::name");
-    if (w.name == kTorchScriptWorkload)
-      throw UserError("workload", "'" + w.name + "' (in " + r.source_file + ") is reserved for --model files; choose another name");
-    if (!w.build_model || !w.load_data)
-      throw UserError("workload", "'" + w.name + "' (in " + r.source_file + ") needs both build_model and load_data");
+    check_registrable(w, r.source_file);
     auto [it, inserted] = defined_in.emplace(w.name, r.source_file);
     if (!inserted)
       throw UserError("workload", "'" + w.name + "' is registered twice (" + it->second + " and " + r.source_file +
@@ -41,6 +37,21 @@ std::vector<Workload> build_workloads() {
 }
 
 }  // namespace
+
+void check_registrable(const Workload& w, const std::string& source_file) {
+  if (w.name.empty()) throw UserError("workload", "a DYNO_WORKLOAD in " + source_file + " has no name; set Workload::name");
+  if (w.name == kTorchScriptWorkload)
+    throw UserError("workload", "'" + w.name + "' (in " + source_file + ") is reserved for --model files; choose another name");
+  if (!w.build_model || !w.load_data) throw UserError("workload", "'" + w.name + "' (in " + source_file + ") needs both build_model and load_data");
+  // The metric decides which way the target is reached: a name the engine does not compute, or a
+  // loss "reached" from below, would stop every run at its first evaluation.
+  if (w.metric_name != "accuracy" && w.metric_name != "val_loss")
+    throw UserError("workload", "'" + w.name + "' (in " + source_file + "): metric_name '" + w.metric_name +
+                                    "' is not one of accuracy, val_loss (the two the engine evaluates)");
+  if (w.higher_is_better != (w.metric_name == "accuracy"))
+    throw UserError("workload", "'" + w.name + "' (in " + source_file + "): metric_name " + w.metric_name + " with higher_is_better " +
+                                    (w.higher_is_better ? "true" : "false") + "; accuracy is higher-is-better, val_loss lower-is-better");
+}
 
 bool register_workload(WorkloadFactory factory, const char* source_file) noexcept {
   registrations().push_back({std::move(factory), source_file});

@@ -19,6 +19,10 @@ using WorkloadFactory = std::function<Workload()>;
 // Returns true, so that DYNO_WORKLOAD can initialise a namespace-scope constant with it.
 bool register_workload(WorkloadFactory factory, const char* source_file) noexcept;
 
+// Throws UserError, naming `source_file`, for a workload no binary may register: no name, the
+// reserved name, no model or data, or a metric the engine does not evaluate (or the wrong way up).
+void check_registrable(const Workload& workload, const std::string& source_file);
+
 // The registered workloads in name order. Throws UserError naming both source files of a
 // duplicate name, or the file of a workload without a name or a model.
 const std::vector<Workload>& all_workloads();
@@ -36,7 +40,8 @@ Workload workload_for(const RunConfig& config);
 #define DYNO_DETAIL_CONCAT(a, b) DYNO_DETAIL_CONCAT2(a, b)
 
 // DYNO_WORKLOAD(factory): registers a workload; factory is a function (or lambda) returning a
-// dyno::Workload. At namespace scope, any number per file.
-#define DYNO_WORKLOAD(factory)                                                                          \
+// dyno::Workload. At namespace scope, any number per file. (Variadic: a lambda's body may hold
+// commas outside parentheses, as in torch::randn({64, 4}).)
+#define DYNO_WORKLOAD(...)                                                                          \
   [[maybe_unused]] static const bool DYNO_DETAIL_CONCAT(dyno_workload_registered_, __LINE__) = \
-      ::dyno::register_workload(factory, __FILE__)
+      ::dyno::register_workload(__VA_ARGS__, __FILE__)

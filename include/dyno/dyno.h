@@ -7,11 +7,12 @@
 //
 // then `my_tool tune -w my-model --out tuned`. Trials re-run the same binary, so the tuner, the
 // convergence guard, DDP (`my_tool launch`) and the reports work unchanged. Link dyno::cli.
-// Includes <torch/torch.h>, for the model.
+// Includes <torch/torch.h>, for the model, and dyno::UserError, for load_data to refuse bad input.
 #pragma once
 
 #include <torch/torch.h>
 
+#include "reports/user_error.h"
 #include "suite/cli/cli_main.h"
 #include "workloads/example_source.h"
 #include "workloads/segmented_model.h"

@@ -1,9 +1,11 @@
 #include "suite/cli/cli_main.h"
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <c10/util/Exception.h>
 
 #include "reports/user_error.h"
 #include "suite/cli/commands.h"
@@ -55,6 +57,16 @@ int run_cli(int argc, char** argv) {
   } catch (const UserError& e) {
     std::cerr << "dyno: " << e.what() << "\n";
     return 2;
+  } catch (const c10::Error& e) {
+    // Most often a workload's parts that do not fit each other (a user's C++ workload is not
+    // checked before training as a TorchScript model and its data are): its message, without
+    // LibTorch's backtrace, on one line, the last of the log a trial's reason is read from.
+    std::string message = e.what_without_backtrace();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::cerr << "dyno: LibTorch stopped the run: " << message
+              << " (check that the workload's model, data and loss fit: output shape, target type and range; if they do, this is a bug, "
+                 "please report it)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "dyno: internal error (this is a bug, please report it): " << e.what() << "\n";
     return 1;

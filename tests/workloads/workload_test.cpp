@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "reports/user_error.h"
+#include "user_error_matcher.h"
 
 namespace dyno {
 namespace {
@@ -12,6 +13,22 @@ TEST(Workload, RegistryHasTheReferenceWorkloads) {
   for (const char* name : {"fashion-mlp", "fashion-cnn", "fashion-mobilenet", "text-transformer"})
     EXPECT_EQ(workload_or_throw(name).name, name);
   EXPECT_THROW(workload_or_throw("imagenet"), UserError);
+}
+
+// A metric the engine does not evaluate, or one the wrong way up, would stop every run at its first
+// evaluation as if the target were reached: the binary refuses to start, naming the file.
+TEST(Workload, AMetricTheEngineDoesNotEvaluateOrTheWrongWayUpIsRefused) {
+  Workload w = workload_or_throw("fashion-mlp");
+  check_registrable(w, "mine.cpp");
+  w.metric_name = "f1";
+  EXPECT_EQ(testing::error_of([&] { check_registrable(w, "mine.cpp"); }),
+            "[workload] 'fashion-mlp' (in mine.cpp): metric_name 'f1' is not one of accuracy, val_loss (the two the engine evaluates)");
+  w.metric_name = "val_loss";
+  EXPECT_EQ(testing::error_of([&] { check_registrable(w, "mine.cpp"); }),
+            "[workload] 'fashion-mlp' (in mine.cpp): metric_name val_loss with higher_is_better true; accuracy is higher-is-better, "
+            "val_loss lower-is-better");
+  w.higher_is_better = false;
+  check_registrable(w, "mine.cpp");
 }
 
 TEST(Workload, EachModelMapsABatchToClassScores) {
