@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "reports/atomic_file.h"
 #include "reports/child_process.h"
@@ -136,7 +137,8 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   ProgramReport report;
   child = run_child(options_.program.argv_for(full, seed), log_path, options_.timeout_s, &interrupted, child_options);
   try {
-    if (report_error.empty()) report = read_program_report(report_path, child.wall_time_s, &seen);
+    const bool ended = !child.stopped && !child.signaled && !child.timed_out && !child.interrupted;
+    if (report_error.empty()) report = read_program_report(report_path, child.wall_time_s, &seen, ended);
   } catch (const UserError& e) {
     report_error = e.what();
   }
@@ -215,13 +217,19 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
       return trial;
     }
     double best = std::nan("");
-    for (const auto& e : report.evaluations)
-      if (e.metric == options_.target->metric && std::isfinite(e.value))
+    std::set<std::string> others;  // metrics reported under another name, which the target cannot read
+    for (const auto& e : report.evaluations) {
+      if (e.metric != options_.target->metric) others.insert(e.metric == "metric" ? "(no \"metric\" field)" : e.metric);
+      else if (std::isfinite(e.value))
         best = !std::isfinite(best) ? e.value : options_.target->higher_is_better ? std::max(best, e.value) : std::min(best, e.value);
+    }
+    std::string reported;
+    for (const auto& name : others) reported += (reported.empty() ? "" : ", ") + name;
     trial.outcome = Outcome::Rejected;
     trial.reason = "did not reach the target " + options_.target->to_string() + ": best " + options_.target->metric + " " +
                    (std::isfinite(best) ? format_fixed(best, 4) : std::string("never reported")) + " in " + std::to_string(report.evaluations.size()) +
-                   " evaluations, " + format_fixed(child.wall_time_s, 1) + " s" + (stop_reason == "time cap" ? " (the time cap)" : "");
+                   " evaluations, " + format_fixed(child.wall_time_s, 1) + " s" + (stop_reason == "time cap" ? " (the time cap)" : "") +
+                   (others.empty() ? "" : "; its eval lines name " + reported + ", not " + options_.target->metric);
     return trial;
   }
   if (!child.stopped && !report.done) {

@@ -55,20 +55,23 @@ double number_field(const nlohmann::json& line, const char* field, const std::st
 
 }  // namespace
 
-ProgramReport read_program_report(const std::string& path, double seen_s, const ProgramReport* previous) {
+ProgramReport read_program_report(const std::string& path, double seen_s, const ProgramReport* previous, bool ended) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return parse_program_report(buffer.str(), path, seen_s, previous);
+  return parse_program_report(buffer.str(), path, seen_s, previous, ended);
 }
 
-ProgramReport parse_program_report(const std::string& text, const std::string& path, double seen_s, const ProgramReport* previous) {
+ProgramReport parse_program_report(const std::string& text, const std::string& path, double seen_s, const ProgramReport* previous, bool ended) {
   ProgramReport report;
   size_t start = 0, number = 0;
   while (start < text.size()) {
-    const size_t newline = text.find('\n', start);
-    if (newline == std::string::npos) break;  // torn: still being written, or cut off by a kill
+    size_t newline = text.find('\n', start);
+    // Without its newline a line is torn (still being written, or cut off by a kill), unless the
+    // program has ended and it is a whole JSON value: then it is the last line it wrote.
+    if (newline == std::string::npos && (!ended || !nlohmann::json::accept(quote_non_finite(text.substr(start))))) break;
+    if (newline == std::string::npos) newline = text.size();
     const std::string line = text.substr(start, newline - start);
     start = newline + 1;
     ++number;

@@ -47,9 +47,12 @@ struct ProgramReport {
 
 // Reads the report at `path` (a missing file is an empty report). `seen_s` stamps evaluations
 // read for the first time; `previous` (the last read of the same file) keeps their stamps.
-// Throws UserError("report", "<path> line N: ...") for a line that breaks the protocol.
-ProgramReport read_program_report(const std::string& path, double seen_s = 0, const ProgramReport* previous = nullptr);
+// Throws UserError("report", "<path> line N: ...") for a line that breaks the protocol. A last line
+// without its newline is still being written (or was cut off by a kill) and is left out, unless
+// `ended` (the program exited on its own, so what it wrote is all it will write) and it is whole JSON.
+ProgramReport read_program_report(const std::string& path, double seen_s = 0, const ProgramReport* previous = nullptr, bool ended = false);
 // The same for the report's text; `path` only names it in errors.
-ProgramReport parse_program_report(const std::string& text, const std::string& path, double seen_s = 0, const ProgramReport* previous = nullptr);
+ProgramReport parse_program_report(const std::string& text, const std::string& path, double seen_s = 0, const ProgramReport* previous = nullptr,
+                                   bool ended = false);
 
 }  // namespace dyno

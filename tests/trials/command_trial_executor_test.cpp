@@ -171,6 +171,26 @@ TEST_F(CommandTrials, ATimeToTargetRunEndsAtTheFirstEvaluationThatMeetsTheTarget
   EXPECT_NE(missed.reason.find("did not reach the target accuracy>=0.95: best accuracy 0.9000 in 3 evaluations"), std::string::npos) << missed.reason;
 }
 
+// A target on a metric the program reports under another name (or none) says what it reported.
+TEST_F(CommandTrials, AMissedTargetNamesTheMetricsTheProgramReported) {
+  auto options = program(R"(printf '{"event": "eval", "metric": "acc", "value": 0.9}
+{"event": "eval", "value": 0.9}
+{"event": "done"}
+' >> "$DYNO_REPORT")" "\n");
+  options.target = TargetSpec::parse("accuracy>=0.8");
+  const Trial t = run(options, {});
+  EXPECT_EQ(t.outcome, Outcome::Rejected);
+  EXPECT_NE(t.reason.find("best accuracy never reported in 2 evaluations"), std::string::npos) << t.reason;
+  EXPECT_NE(t.reason.find("; its eval lines name (no \"metric\" field), acc, not accuracy"), std::string::npos) << t.reason;
+}
+
+// A program that exits on its own wrote all it will: a last line without its newline counts.
+TEST_F(CommandTrials, ALastLineWithoutNewlineCountsOnceTheProgramExited) {
+  const Trial t = run(program(R"(printf '{"event": "window", "items": 8, "seconds": 0.1}\n{"event": "done"}' >> "$DYNO_REPORT")" "\n"), {});
+  EXPECT_NE(t.reason, "exit status 0 but the report has no done line: the program stopped before it finished");
+  EXPECT_NE(t.outcome, Outcome::Crashed) << t.reason;
+}
+
 TEST_F(CommandTrials, AProgramStoppedAtTheTimeCapBeforeItsFirstLineIsRejectedNotInvalid) {
   auto options = program("sleep 30\n");  // compiling, say, before the knobs line
   options.target = TargetSpec::parse("accuracy>=0.8");

@@ -60,6 +60,17 @@ TEST(ProgramReport, ATornLastLineIsIgnored) {
   EXPECT_EQ(r.lines, 1u);
 }
 
+// Once the program has exited on its own, a last line without its newline is the last it wrote,
+// when it is whole JSON; a torn one is still left out.
+TEST(ProgramReport, AfterTheProgramEndedALastLineWithoutNewlineCounts) {
+  const std::string text = R"({"event": "window", "items": 10, "seconds": 1})" "\n" R"({"event": "done"})";
+  EXPECT_FALSE(parse_program_report(text, "r.jsonl").done);
+  const auto r = parse_program_report(text, "r.jsonl", 0, nullptr, true);
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(r.lines, 2u);
+  EXPECT_EQ(parse_program_report(R"({"event": "done"})" "\n" R"({"event": "window", "ite)", "r.jsonl", 0, nullptr, true).lines, 1u);
+}
+
 TEST(ProgramReport, NonFiniteLossesAsPythonWritesThemAndAsStrings) {
   const auto r = read_program_report(report_file(R"({"event": "window", "items": 10, "seconds": 1, "loss": NaN})" "\n"
                                                  R"({"event": "window", "items": 10, "seconds": 1, "loss": "inf"})" "\n"
