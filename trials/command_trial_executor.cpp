@@ -122,7 +122,8 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     const auto measured = measured_throughputs(seen, options_.warmup_windows);
     if (request.loss_windows > 0 && static_cast<int64_t>(seen.windows.size()) >= request.loss_windows) return stop_reason = "loss windows", true;
     if (static_cast<double>(measured.size()) >= static_cast<double>(options_.windows_per_unit) * units) return stop_reason = "windows", true;
-    if (!measured.empty() && elapsed > time_cap) return stop_reason = "time cap", true;
+    // (A program that has reported nothing may be one timed as a whole process: it runs to its end.)
+    if (!seen.empty() && elapsed > time_cap) return stop_reason = "time cap", true;
     if (measured.size() >= kFewestWindowsFor95) {
       const Interval ci = median_confidence_interval(measured);
       if (request.stop_below > 0 && ci.high < request.stop_below) return stop_reason = "outpaced", true;

@@ -367,6 +367,7 @@ struct Tunable {
   int64_t recipe_batch = 0;
   std::string metric;  // the verification's target, as printed
   double target = 0;
+  bool target_reachable = true;  // false: a placeholder no run reaches (a TorchScript model's without --set target=)
   bool lr_fixed = false;  // --set lr: phase 2 does not refine the learning rate
 };
 
@@ -451,6 +452,15 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   t.recipe_batch = workload.recipe.reference_batch_size;
   t.metric = workload.metric_name;
   t.target = base.target > 0 ? base.target : workload.target;
+  // A TorchScript model's target is a placeholder (perfect accuracy, zero loss): a run to it trains
+  // every epoch and shows nothing.
+  if (workload.name == kTorchScriptWorkload && base.target <= 0) {
+    if (to_target)
+      throw UserError("tune", "--objective time-to-target on a --model needs a reachable target: --set target=0.9 (for " + workload.metric_name + ")");
+    t.target_reachable = false;
+    if (!args.no_verify)
+      std::fprintf(stderr, "[tune] no verification: a --model has no target of its own to train to; give --set target=... to verify the pick\n");
+  }
   return t;
 }
 
@@ -577,7 +587,7 @@ int run_tune(const TuneArgs& args) {
       phase.expected_trials = plan->expected_trials(tunable.convergence);
       plan->run(*phase.tuner, [&phase](double cap) { phase.executor->set_time_cap(cap); });
     }
-    const bool can_verify = !program || !args.target.empty();
+    const bool can_verify = (!program || !args.target.empty()) && tunable.target_reachable;
     // (A copy: the tuner's trials grow with every run below.)
     const std::optional<nlohmann::json> best_point =
         final_phase->tuner->best() ? std::optional<nlohmann::json>(final_phase->tuner->best()->point) : std::nullopt;

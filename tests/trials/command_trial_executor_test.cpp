@@ -191,6 +191,16 @@ TEST_F(CommandTrials, ALastLineWithoutNewlineCountsOnceTheProgramExited) {
   EXPECT_NE(t.outcome, Outcome::Crashed) << t.reason;
 }
 
+// A program that reported its knobs and then no window (compiling, say) is stopped at the cap.
+TEST_F(CommandTrials, AProgramSilentAfterItsKnobsLineIsStoppedAtTheCap) {
+  auto options = program(R"(printf '{"event": "knobs", "applied": {"batch_size": 8}}\n' >> "$DYNO_REPORT"; sleep 30)" "\n");
+  options.time_cap_s = 1;
+  const Trial t = run(options, {{"batch_size", 8}});
+  EXPECT_EQ(t.outcome, Outcome::Rejected) << t.reason;
+  EXPECT_NE(t.reason.find("no measured window: it reported 0 windows"), std::string::npos) << t.reason;
+  EXPECT_LT(t.wall_time_s, 10);
+}
+
 TEST_F(CommandTrials, AProgramStoppedAtTheTimeCapBeforeItsFirstLineIsRejectedNotInvalid) {
   auto options = program("sleep 30\n");  // compiling, say, before the knobs line
   options.target = TargetSpec::parse("accuracy>=0.8");
