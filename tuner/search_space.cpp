@@ -160,6 +160,8 @@ void SearchSpace::set_axis(const std::string& knob, std::vector<nlohmann::json> 
       throw UserError("space", "axis " + knob + ": value " + v.dump() + " is not " + k.valid_text());
     }
   }
+  for (size_t i = values.size(); i-- > 1;)  // a value listed twice, or a rounded range's repeat, once
+    if (std::find(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i), values[i]) != values.begin() + static_cast<std::ptrdiff_t>(i)) values.erase(values.begin() + static_cast<std::ptrdiff_t>(i));
   const auto it = std::find_if(axes_.begin(), axes_.end(), [&](const Axis& a) { return a.knob == knob; });
   if (it != axes_.end()) it->values = std::move(values);
   else axes_.push_back({knob, std::move(values)});

@@ -18,7 +18,8 @@ namespace {
 class Climber {
  public:
   explicit Climber(Tuner& tuner) : tuner_(tuner), current_(tuner.start_point()) {
-    for (int64_t level = 1; level <= StagedSearch::kStartProcesses; ++level) tuner.measure(current_, "start", level);
+    for (int64_t level = 1; level <= StagedSearch::kStartProcesses; ++level)  // (a failed start is not measured again)
+      if (!tuner.measure(current_, "start", level).ok()) break;
   }
 
   struct Step {

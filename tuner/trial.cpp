@@ -34,26 +34,13 @@ nlohmann::json to_json(const Trial& t) {
   auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   std::vector<nlohmann::json> losses;
   for (double l : t.losses) losses.push_back(number(l));
-  return {{"id", t.id},
-          {"key", t.key},
-          {"point", t.point},
-          {"stage", t.stage},
-          {"budget_level", t.budget_level},
-          {"outcome", t.outcome},
-          {"reason", t.reason},
-          {"samples_per_second", number(t.samples_per_second)},
-          {"ci_low", number(t.ci_low)},
-          {"ci_high", number(t.ci_high)},
-          {"objective", number(t.objective)},
-          {"peak_memory_bytes", t.peak_memory_bytes},
+  return {{"id", t.id}, {"key", t.key}, {"point", t.point}, {"stage", t.stage}, {"budget_level", t.budget_level},
+          {"outcome", t.outcome}, {"reason", t.reason},
+          {"samples_per_second", number(t.samples_per_second)}, {"ci_low", number(t.ci_low)}, {"ci_high", number(t.ci_high)},
+          {"objective", number(t.objective)}, {"peak_memory_bytes", t.peak_memory_bytes},
           {"time_to_target_s", t.time_to_target_s ? nlohmann::json(*t.time_to_target_s) : nlohmann::json(nullptr)},
-          {"steps_to_target", t.steps_to_target},
-          {"epochs_to_target", number(t.epochs_to_target)},
-          {"target_margin", number(t.target_margin)},
-          {"losses", losses},
-          {"windows", t.windows},
-          {"outpaced_by", t.outpaced_by},
-          {"wall_time_s", t.wall_time_s},
+          {"steps_to_target", t.steps_to_target}, {"epochs_to_target", number(t.epochs_to_target)}, {"target_margin", number(t.target_margin)},
+          {"losses", losses}, {"windows", t.windows}, {"outpaced_by", t.outpaced_by}, {"wall_time_s", t.wall_time_s},
           {"report_path", t.report_path}};
 }
 

@@ -56,11 +56,11 @@ Trial Tuner::record(Trial trial) {
 }
 
 int64_t Tuner::executed_trials() const {
-  return std::count_if(trials_.begin(), trials_.end(), [](const Trial& t) { return !t.after_search(); });
+  return std::count_if(trials_.begin(), trials_.end(), [&](const Trial& t) { return visible(t) && !t.after_search(); });
 }
 
 double Tuner::spent_s() const {
-  return std::accumulate(trials_.begin(), trials_.end(), 0.0, [](double s, const Trial& t) { return t.after_search() ? s : s + t.wall_time_s; });
+  return std::accumulate(trials_.begin(), trials_.end(), 0.0, [&](double s, const Trial& t) { return visible(t) && !t.after_search() ? s + t.wall_time_s : s; });
 }
 
 bool Tuner::budget_covers(int64_t processes) const {
@@ -82,7 +82,10 @@ Trial Tuner::measure_again(const nlohmann::json& point, const std::string& stage
 Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level, const Trial* race,
                      int64_t loss_windows) {
   const std::string key = trial_key(point, budget_level);
-  if (const auto known = recall(key)) return *known;
+  if (auto known = recall(key)) {  // (a guard's reference the search now asks for is the search's measurement)
+    if (known->stage == kGuardReferenceStage && stage != kGuardReferenceStage) known->stage = trials_[by_key_[key]].stage = stage;
+    return *known;
+  }
   if ((options_.max_trials > 0 && executed_trials() >= options_.max_trials) || (options_.budget_s > 0 && spent_s() >= options_.budget_s))
     throw BudgetExhausted{};
   const bool throughput = options_.throughput();
@@ -137,6 +140,7 @@ std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json&
     if (const Trial* earlier = find(point, level); earlier && earlier->ok()) return std::nullopt;
   for (const auto& t : trials_)
     if (t.ok() && t.budget_level == budget_level && !t.losses.empty() && ConvergenceGuard::same_trajectory(t.point, *reference)) return t.losses;
+  if (!budget_covers(2) && !find(*reference, budget_level)) return std::nullopt;  // the candidate, not yet recorded, and its reference
   try {
     const auto needed = static_cast<int64_t>(options_.guard.reference_windows(windows));
     const Trial& ref = measure(*reference, kGuardReferenceStage, budget_level, nullptr, needed);

@@ -95,7 +95,7 @@ class Tuner {
   const nlohmann::json& start_point() const { return start_point_; }
   const TunerOptions& options() const { return options_; }
   const std::vector<Trial>& trials() const { return trials_; }
-  int64_t executed_trials() const;  // trials that count against the budget
+  int64_t executed_trials() const;  // trials that count against the budget (a resumed journal's once replayed)
   double spent_s() const;
   // Whether the budget left covers `processes` more trials (time at the mean trial time so far).
   bool budget_covers(int64_t processes) const;

@@ -506,7 +506,10 @@ void leave_throughput_blind_knobs(Tunable& t) {
   if (t.space.axes().empty()) throw UserError("space", "has no axes: give the knobs to search with their values, or leave --space out for the default space");
   const SearchSpace blind = t.space.take_convergence_axes();
   for (const auto& axis : blind.axes())
-    std::fprintf(stderr, "[tune] %s stays %s: %s; --objective time-to-target searches it\n", axis.knob.c_str(), t.base[axis.knob].dump().c_str(),
+    std::fprintf(stderr, "[tune] %s stays %s: %s; --objective time-to-target searches it\n", axis.knob.c_str(),
+                 (axis.knob == "lr" && t.workload && t.base.value("lr", 0.0) == 0
+                      ? nlohmann::json(resolve_config(config_from_json(t.base), *t.workload).lr).dump() + " (the recipe's)"
+                      : t.base[axis.knob].dump()).c_str(),
                  t.space.knob(axis.knob).warmup_cost ? "it is declared warmup_cost, a price throughput does not see"
                                                      : "its role is convergence (it changes how many steps reach a target, not items/s)");
   if (t.space.axes().empty())
@@ -570,6 +573,9 @@ int run_tune(const TuneArgs& args) {
       TunerOptions target_options = options;
       target_options.strategy = "grid";  // a handful of full training runs: all of them
       target_options.objective = "time-to-target";
+      // --trials and --budget are the whole run's: phase 2 has what phase 1 left (a trial at least).
+      if (throughput && options.max_trials > 0) target_options.max_trials = std::max<int64_t>(1, options.max_trials - throughput->tuner->executed_trials());
+      if (throughput && options.budget_s > 0) target_options.budget_s = std::max(1e-3, options.budget_s - throughput->tuner->spent_s());
       plan_options.cap_s = args.verify_cap_s;
       plan_options.seeds = args.verify_seeds;
       if (tunable.workload) {
@@ -702,7 +708,8 @@ int run_tune(const TuneArgs& args) {
     std::printf("tuning cost: %lld trials, %s of trials, %s wall\n", static_cast<long long>(trial_count), format_duration(spent).c_str(),
                 format_duration(summary.wall_time_s).c_str());
     const std::string companion = program ? "best-config.sh" : "best-config.py";
-    std::printf("wrote %s/report.json%s\n", args.out.c_str(), best ? (", " + args.out + "/best-config.json, " + args.out + "/" + companion).c_str() : "");
+    const std::string& dir = final_phase->dir;  // (phase 1's folder when time to target stopped there)
+    std::printf("wrote %s/report.json%s\n", dir.c_str(), best ? (", " + dir + "/best-config.json, " + dir + "/" + companion).c_str() : "");
   }
   if (status) return status;
   return best ? 0 : 3;
@@ -716,7 +723,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`)")->capture_default_str()->check(not_empty());
   add_model_file_options(cmd, args->model_file);
   cmd->add_option("--space", args->space_path, "search space JSON: {\"axes\": {knob: [values] | {min, max, step|factor}}}");
-  cmd->add_option("--axis,-a", args->axes, "override an axis: knob=v1,v2 | knob=lo:hi:xF | knob=lo:hi:+S (repeatable)")->take_all();
+  cmd->add_option("--axis,-a", args->axes, "override an axis: knob=v1,v2 | knob=lo:hi:xF | knob=lo:hi:+S (repeatable; a value twice counts once)")->take_all();
   cmd->add_option("--set,-s", args->settings, "knob=value for every trial (device, size, ...), repeatable")->take_all();
   cmd->add_option("--strategy", args->strategy, "grid | random | staged | halving")->capture_default_str();
   cmd->add_option("--budget", args->budget, "stop after this much trial time: 90s, 10m, 1h");

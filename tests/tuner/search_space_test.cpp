@@ -31,6 +31,11 @@ TEST(SearchSpace, CommandLineOverrides) {
   EXPECT_EQ(s.find("amp")->values, (std::vector<nlohmann::json>{"off", "bf16"}));
   s.override_axis("threads=1:2:+1");
   EXPECT_EQ(s.find("threads")->values, (std::vector<nlohmann::json>{1, 2}));
+  // A value twice counts once: a list's repeat, or an integer range's rounding (1, 1.5, 2.25, 3.4, 5.1, 7.6).
+  s.override_axis("threads=1:8:x1.5");
+  EXPECT_EQ(s.find("threads")->values, (std::vector<nlohmann::json>{1, 2, 3, 5, 8}));
+  s.override_axis("batch_size=64,128,64");
+  EXPECT_EQ(s.find("batch_size")->values, (std::vector<nlohmann::json>{64, 128}));
 }
 
 TEST(SearchSpace, ErrorsNameTheAxisAndTheValue) {

@@ -41,6 +41,18 @@ TEST(StagedSearch, FindsTheKnownOptimumWithAFractionOfTheGrid) {
   EXPECT_LE(tuner.executed_trials(), 672 / 10) << tuner.executed_trials() << " trials";
 }
 
+// One failed process rules a point out: a start that fails is not measured two more times.
+TEST(StagedSearch, AFailedStartIsMeasuredOnce) {
+  testing::SyntheticExecutor executor;
+  nlohmann::json failing = start();
+  failing["batch_size"] = 1024;  // the synthetic memory wall
+  Tuner tuner(testing::synthetic_space(), failing, executor, with_strategy("staged", 3));
+  tuner.run();
+  ASSERT_FALSE(tuner.trials().empty());
+  EXPECT_EQ(tuner.trials()[0].outcome, Outcome::Oom);
+  EXPECT_EQ(std::count_if(tuner.trials().begin(), tuner.trials().end(), [](const Trial& t) { return t.stage == "start"; }), 1);
+}
+
 TEST(StagedSearch, BacksOffFromTheMemoryWall) {
   testing::SyntheticExecutor executor;
   Tuner tuner(testing::synthetic_space(), start(), executor, with_strategy("staged"));

@@ -13,6 +13,7 @@
 #include "reports/atomic_file.h"
 #include "reports/statistics.h"
 #include "synthetic_executor.h"
+#include "noisy_process_executor.h"
 #include "table_executor.h"
 
 namespace dyno {
@@ -244,6 +245,38 @@ TEST(Tuner, ResumeFromTheJournalRepeatsNothingAndLosesNothing) {
   std::remove(journal.c_str());
 }
 
+// Under a trial budget, a resumed search counts a journaled trial once its replay comes to it, so
+// its comparisons buy the processes the first run bought: it replays every journaled trial (none
+// is left out of the evidence while counted against the budget).
+TEST(Tuner, AResumedSearchUnderABudgetReplaysTheSamePath) {
+  const std::string journal = temp_journal("resume_budget");
+  TunerOptions options;
+  options.strategy = "staged";
+  options.journal_path = journal;
+  options.max_trials = 24;
+  testing::NoisyProcessExecutor first(7, testing::ProcessNoise{});
+  Tuner complete(testing::synthetic_space(), start(), first, options);
+  complete.run();
+  std::ifstream in(journal);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_GT(lines.size(), 14u);
+  std::string kept;
+  for (size_t i = 0; i < 13; ++i) kept += lines[i] + "\n";  // the header and 12 trials
+  write_file_atomically(journal, kept);
+
+  options.resume = true;
+  testing::NoisyProcessExecutor second(8, testing::ProcessNoise{});  // what was not journaled measures anew
+  Tuner resumed(testing::synthetic_space(), start(), second, options);
+  resumed.run();
+  for (size_t i = 0; i < 12; ++i) {  // each journaled trial is evidence again
+    const Trial& t = resumed.trials()[i];
+    EXPECT_GE(static_cast<int64_t>(resumed.evidence(t.point).processes()), t.budget_level) << t.key;
+  }
+  EXPECT_EQ(resumed.executed_trials(), 24);
+  std::remove(journal.c_str());
+}
+
 TEST(Tuner, ParetoFrontKeepsOnlyUndominatedTrials) {
   testing::SyntheticExecutor executor;
   SearchSpace space;
@@ -356,6 +389,39 @@ TEST(Tuner, TheFinalRaceEndsOnceTheLeaderIsDecidedAgainstEveryPointLeft) {
   tuner.final_race(tuner.leading_points(3), 3);
   EXPECT_EQ(executor.levels.size(), 4u);  // one round: 26% apart on two processes each is decided
   EXPECT_EQ(tuner.best()->point["batch_size"], 128);
+}
+
+// A point first measured as a guard's reference, then asked for by the search, is the search's
+// measurement: a candidate that can be ranked and chosen.
+TEST(Tuner, AReferenceTheSearchThenAsksForIsACandidate) {
+  TrajectoryExecutor executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
+  nlohmann::json bf16 = start(), fp32 = start();
+  bf16["amp"] = "bf16";
+  bf16["batch_size"] = fp32["batch_size"] = 128;
+  tuner.measure(bf16, "a");
+  ASSERT_EQ(tuner.trials()[0].stage, "guard-reference");  // recorded before the candidate it judged
+  const Trial again = tuner.measure(fp32, "b");
+  EXPECT_EQ(executor.executions, 2);  // not run twice
+  EXPECT_EQ(again.stage, "b");
+  EXPECT_EQ(tuner.trials()[0].stage, "b");
+  bool ranked = false;
+  for (const auto& p : tuner.leading_points(10)) ranked = ranked || p == fp32;
+  EXPECT_TRUE(ranked);
+}
+
+// With one trial left, a candidate whose reference would need another is judged on its own loss.
+TEST(Tuner, AReferenceNeverRunsPastTheTrialBudget) {
+  TrajectoryExecutor executor;
+  TunerOptions options;
+  options.max_trials = 1;
+  Tuner tuner(testing::synthetic_space(), start(), executor, options);
+  nlohmann::json bf16 = start();
+  bf16["amp"] = "bf16";
+  bf16["batch_size"] = 128;
+  EXPECT_TRUE(tuner.measure(bf16, "a").ok());
+  EXPECT_EQ(executor.executions, 1);
+  EXPECT_EQ(tuner.executed_trials(), 1);
 }
 
 TEST(Tuner, GuardComparesAPointWithItsReferenceOnceNotAtEveryBudgetLevel) {
