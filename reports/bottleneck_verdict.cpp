@@ -84,15 +84,20 @@ BottleneckVerdict decide_bottleneck(const std::map<std::string, PhaseTime>& phas
   const std::string peak_headline = peak_measured ? ", " + percent(peak_fraction) + " of " + peak_name : "";
 
   // Host overhead: on the CPU, the time outside ATen ops and the fixed cost of every op call; on
-  // CUDA, the time the device is idle while the host prepares work.
+  // CUDA, the time the device is idle while the host prepares work. Neither counts waiting for
+  // data (the input verdict's, above): on the CPU the wait outside ops, on CUDA the whole wait.
   const bool cuda = device == "cuda";
-  const double overhead = cuda ? 1.0 - std::min(1.0, p.device_busy_s / wall)
-                               : std::min(1.0, (std::max(0.0, wall - p.ops_s - p.communication_s) + static_cast<double>(p.op_calls) * p.op_call_s) / wall);
+  double waiting_s = 0;
+  for (const auto& row : p.ops)
+    if (row.name == "dyno::data_wait") waiting_s = cuda ? row.total_s : row.self_s;
+  const double outside_ops_s = std::max(0.0, wall - p.ops_s - p.communication_s - waiting_s);
+  const double overhead = cuda ? std::max(0.0, 1.0 - std::min(1.0, p.device_busy_s / wall) - waiting_s / wall)
+                               : std::min(1.0, (outside_ops_s + static_cast<double>(p.op_calls) * p.op_call_s) / wall);
   evidence["host_overhead_share"] = overhead;
   if (overhead >= kHostOverheadBoundShare) {
     const double per_step = wall / static_cast<double>(std::max<int64_t>(p.steps, 1));
     const std::string why = cuda ? "the device is busy only " + percent(1.0 - overhead) + " of a profiled step"
-                                 : percent(overhead) + " of a profiled step is framework overhead (" + ms(std::max(0.0, wall - p.ops_s - p.communication_s) / static_cast<double>(std::max<int64_t>(p.steps, 1))) +
+                                 : percent(overhead) + " of a profiled step is framework overhead (" + ms(outside_ops_s / static_cast<double>(std::max<int64_t>(p.steps, 1))) +
                                        " ms of " + ms(per_step) + " ms outside ATen ops, plus " +
                                        std::to_string(p.op_calls / std::max<int64_t>(p.steps, 1)) + " op calls a step at " +
                                        format_fixed(1e6 * p.op_call_s, 1) + " us each, measured here)";

@@ -28,8 +28,8 @@ struct ProfileSummary {
   std::string trace_path;   // Chrome trace JSON (chrome://tracing, https://ui.perfetto.dev)
   std::vector<OpRow> ops;      // host threads, within the profiled steps, by self time; past the top rows one "[other]" row
   std::vector<OpRow> kernels;  // device kernels by time (CUDA), same shape
-  double ops_s = 0;          // inclusive time of the outermost ATen ops (time inside any op)
-  int64_t op_calls = 0;      // ATen op calls, nested ones included
+  double ops_s = 0;          // inclusive time of the outermost ATen ops outside collectives (time inside any op)
+  int64_t op_calls = 0;      // those ops' calls (each one's nested dispatches are in its measured call cost)
   double gemm_s = 0;         // inclusive time of the outermost matrix-multiply and convolution ops
   double gemm_flops = 0;     // their floating-point operations
   double communication_s = 0;  // a collective in flight while the training thread is in no op (CUDA:

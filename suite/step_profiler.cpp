@@ -206,10 +206,11 @@ Intervals summarise_host(const std::vector<profiler::KinetoEvent>& events, Profi
       if (parent) self_s[parent->index] -= duration_s;
       const bool op = s.name.rfind("aten::", 0) == 0, gemm = is_gemm(s.name), collective = is_collective(s.name);
       const bool counted = in_a_step(s);
-      if (counted && op) {
+      // The outermost ops, and none inside a collective: that time is communication_s's (counted once).
+      if (counted && op && !(parent && (parent->in_op || parent->in_collective))) {
         ++summary.op_calls;
-        if (!(parent && parent->in_op)) summary.ops_s += duration_s;
-        if (!(parent && (parent->in_op || parent->in_collective)) && training_threads.count(thread)) busy.emplace_back(s.start, s.end);
+        summary.ops_s += duration_s;
+        if (training_threads.count(thread)) busy.emplace_back(s.start, s.end);
       }
       if (counted && gemm && !(parent && parent->in_gemm)) {
         summary.gemm_s += duration_s;

@@ -66,6 +66,12 @@ TEST(BottleneckVerdict, TimeOutsideOpsAndTheFixedCostOfCallsIsHostOverhead) {
   EXPECT_NE(v.sentence.find("100 op calls a step at 2.0 us each"), std::string::npos) << v.sentence;
   // Exposed communication is not host overhead.
   EXPECT_NE(decide_bottleneck(phases(1, 0, 9), profile(0.026, 0.020, 500, 0.010), "cpu").kind, "host_overhead");
+  // Nor is waiting for data below the input verdict's line: 10 of the 24 ms outside ops.
+  auto waiting = profile(0.026, 0.020);
+  waiting.ops.push_back({"dyno::data_wait", 5, 0.010, 0.011, 0, ""});
+  const auto w = decide_bottleneck(phases(2.8, 0, 7.2), waiting, "cpu");
+  EXPECT_NE(w.kind, "host_overhead") << w.sentence;
+  EXPECT_NEAR(w.evidence["host_overhead_share"].get<double>(), 0.3, 1e-12);  // (24 - 10 + 1) of 50 ms
 }
 
 TEST(BottleneckVerdict, MatrixMultipliesDominatingTheOpsIsComputeBoundWithThePeakFraction) {
@@ -97,6 +103,9 @@ TEST(BottleneckVerdict, OnCudaTheDeviceBusyShareDecidesHostOverheadAndKernelName
   p.kernels = {{"ampere_sgemm_128x64_tn", 10, 0.015, 0.015, 0, ""}, {"elementwise_kernel", 100, 0.005, 0.005, 0, ""}};
   p.gemm_device_s = 0.015;
   EXPECT_EQ(decide_bottleneck(phases(1, 0, 9), p, "cuda").kind, "host_overhead");
+  ProfileSummary waiting = p;  // the device idle while the host waits for data: not overhead
+  waiting.ops.push_back({"dyno::data_wait", 5, 0.020, 0.020, 0, ""});
+  EXPECT_NE(decide_bottleneck(phases(2.5, 0, 7.5), waiting, "cuda").kind, "host_overhead");
   p.device_busy_s = 0.045;
   EXPECT_EQ(decide_bottleneck(phases(1, 0, 9), p, "cuda").kind, "compute");
   p.gemm_device_s = 0.002;
