@@ -155,15 +155,57 @@ double sequential_look_alpha(double alpha, const std::vector<int>& looks) {
   return 1 - normal_cdf(*at);
 }
 
+namespace {
+
+// The regularised incomplete beta function I_x(a, b), by its continued fraction (modified Lentz).
+double incomplete_beta(double x, double a, double b) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  if (x > (a + 1) / (a + b + 2)) return 1 - incomplete_beta(1 - x, b, a);  // where the fraction converges fast
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x)) / a;
+  constexpr double kTiny = 1e-300;
+  auto step = [](double numerator, double& c, double& d) {
+    d = 1 + numerator * d;
+    c = 1 + numerator / c;
+    d = 1 / (std::abs(d) < kTiny ? kTiny : d);
+    c = std::abs(c) < kTiny ? kTiny : c;
+    return c * d;
+  };
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  d = 1 / (std::abs(d) < kTiny ? kTiny : d);
+  double f = d;
+  for (int m = 1; m <= 500; ++m) {
+    f *= step(m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)), c, d);
+    const double delta = step(-(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)), c, d);
+    f *= delta;
+    if (std::abs(delta - 1) < 1e-15) break;
+  }
+  return front * f;
+}
+
+// P(T > t) for Student's t with v degrees of freedom, t >= 0.
+double student_t_upper_tail(double t, double v) { return 0.5 * incomplete_beta(v / (v + t * t), v / 2, 0.5); }
+
+}  // namespace
+
 double student_t_quantile(double p, double degrees_of_freedom) {
-  const double pi = 3.14159265358979323846;
-  if (degrees_of_freedom <= 1.0) return std::tan(pi * (p - 0.5));
-  if (degrees_of_freedom <= 2.0) return (2 * p - 1) / std::sqrt(2 * p * (1 - p));
-  const double z = normal_quantile(p), v = degrees_of_freedom;
-  const double z3 = z * z * z, z5 = z3 * z * z, z7 = z5 * z * z, z9 = z7 * z * z;
-  return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v) +
-         (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v) +
-         (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / (92160 * v * v * v * v);
+  if (!(p > 0 && p < 1) || !(degrees_of_freedom > 0)) throw std::invalid_argument("student_t_quantile: p outside (0, 1) or degrees of freedom <= 0");
+  if (p == 0.5) return 0;
+  if (p < 0.5) return -student_t_quantile(1 - p, degrees_of_freedom);
+  const double v = degrees_of_freedom, tail = 1 - p;
+  // Newton on the upper tail from the normal quantile, kept inside a bracket that bisection narrows.
+  const double density_scale = std::exp(std::lgamma((v + 1) / 2) - std::lgamma(v / 2)) / std::sqrt(v * M_PI);
+  double lo = 0, hi = std::max(1.0, normal_quantile(p));
+  while (student_t_upper_tail(hi, v) > tail) hi *= 2;
+  double t = hi;
+  for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; ++i) {
+    const double excess = student_t_upper_tail(t, v) - tail;  // > 0: t is below the quantile
+    (excess > 0 ? lo : hi) = t;
+    const double density = density_scale * std::pow(1 + t * t / v, -(v + 1) / 2);
+    const double next = t + excess / density;
+    t = next > lo && next < hi ? next : (lo + hi) / 2;
+  }
+  return t;
 }
 
 }  // namespace dyno

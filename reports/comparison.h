@@ -55,8 +55,8 @@ double sequential_look_alpha(double alpha, const std::vector<int>& looks);
 // Standard normal helpers (exposed for tests).
 double normal_cdf(double z);
 double normal_quantile(double p);
-// Student's t quantile: exact for one and two degrees of freedom, else the Cornish-Fisher expansion
-// around the normal quantile (within 0.1% of the tables from three degrees of freedom).
+// Student's t quantile for any positive (also fractional) degrees of freedom: the root of the
+// distribution function (the regularised incomplete beta), to about 1e-12 relative.
 double student_t_quantile(double p, double degrees_of_freedom);
 
 }  // namespace dyno

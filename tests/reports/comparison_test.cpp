@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -27,11 +28,18 @@ TEST(Comparison, NormalHelpers) {
 }
 
 TEST(Comparison, StudentTMatchesTheTables) {
-  EXPECT_NEAR(student_t_quantile(0.975, 1), 12.706, 1e-3);
-  EXPECT_NEAR(student_t_quantile(0.975, 2), 4.303, 1e-3);
-  EXPECT_NEAR(student_t_quantile(0.975, 3), 3.182, 5e-3);
-  EXPECT_NEAR(student_t_quantile(0.975, 10), 2.228, 2e-3);
-  EXPECT_NEAR(student_t_quantile(0.975, 1000), 1.962, 1e-3);
+  const std::vector<std::tuple<double, double, double>> table = {  // p, degrees of freedom, quantile
+      {0.975, 1, 12.70620474}, {0.95, 1, 6.313751515}, {0.975, 2, 4.302652730}, {0.975, 3, 3.182446305},
+      {0.995, 3, 5.840909310}, {0.9995, 3, 12.92397863}, {0.975, 5, 2.570581836}, {0.975, 10, 2.228138852},
+      {0.995, 10, 3.169272673}, {0.975, 30, 2.042272456}, {0.975, 1000, 1.962339081}};
+  for (const auto& [p, v, t] : table) {
+    EXPECT_NEAR(student_t_quantile(p, v), t, 1e-8 * t) << p << " " << v;
+    EXPECT_NEAR(student_t_quantile(1 - p, v), -t, 1e-8 * t) << p << " " << v;
+  }
+  // Fractional degrees of freedom (the noise model's) lie between their neighbours.
+  EXPECT_GT(student_t_quantile(0.975, 1.5), student_t_quantile(0.975, 2));
+  EXPECT_LT(student_t_quantile(0.975, 1.5), student_t_quantile(0.975, 1));
+  EXPECT_DOUBLE_EQ(student_t_quantile(0.5, 4), 0.0);
 }
 
 TEST(Comparison, HodgesLehmannEstimatesARelativeShift) {
