@@ -126,14 +126,14 @@ std::string verdict(const ShiftEstimate& s, const CompareOptions& o) {
 }
 
 double sequential_look_alpha(double alpha, const std::vector<int>& looks) {
-  if (!(alpha > 0 && alpha < 1)) throw std::invalid_argument("sequential_look_alpha: alpha outside (0, 1)");
+  if (!(alpha >= kSmallestAlpha && alpha < 1)) throw std::invalid_argument("sequential_look_alpha: alpha outside [kSmallestAlpha, 1)");
   if (looks.empty() || looks.front() < 1 || !std::is_sorted(looks.begin(), looks.end()) ||
       std::adjacent_find(looks.begin(), looks.end()) != looks.end())
     throw std::invalid_argument("sequential_look_alpha: looks must be increasing positive sample sizes");
   if (looks.size() == 1) return alpha;
   // Under no change the statistic at each look is a standardised sum of independent increments:
   // the constant boundary is the (1 - alpha) quantile of the largest of them over the looks.
-  constexpr int kPaths = 200000;
+  constexpr int kPaths = 200000;  // (kSmallestAlpha x kPaths = 100 paths beyond the boundary)
   std::mt19937_64 random(20260324);
   auto standard_normal = [&] {  // Box-Muller on the engine's own (standardised) output
     const double u1 = (static_cast<double>(random() >> 11) + 0.5) * 0x1.0p-53, u2 = static_cast<double>(random() >> 11) * 0x1.0p-53;

@@ -151,6 +151,7 @@ TEST(Comparison, SequentialLevelRejectsLooksThatAreNotIncreasing) {
   EXPECT_THROW(sequential_look_alpha(0.01, {12, 12}), std::invalid_argument);
   EXPECT_THROW(sequential_look_alpha(0.01, {14, 12}), std::invalid_argument);
   EXPECT_THROW(sequential_look_alpha(1.5, {12, 14}), std::invalid_argument);
+  EXPECT_THROW(sequential_look_alpha(1e-6, {12, 14}), std::invalid_argument);  // beyond what the simulation tells
 }
 
 }  // namespace
