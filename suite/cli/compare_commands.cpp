@@ -117,6 +117,10 @@ int run_compare(const CompareArgs& a) {
   for (const auto& w : warnings) std::cerr << "dyno compare: warning: environments differ: " << w << "\n";
   std::string md = markdown(rows, o, warnings, "dyno compare: " + a.candidate + " against " + a.baseline);
   for (const auto& line : absent) md += "\n> " + line + "\n";
+  if (base.kind == "run" || cand.kind == "run")
+    md += "\n> a run report's figures are the windows of one process: they show the noise within it, not the larger noise between "
+          "processes, so the verdict says whether these two runs differ, not whether what they ran does; `dyno check` repeats each "
+          "in fresh processes\n";
   std::cout << md;
   if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md);
   const int status = exit_status(rows, a.strict);

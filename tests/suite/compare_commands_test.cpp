@@ -76,6 +76,22 @@ TEST(CompareCommand, VerdictsAndExitCodes) {
   testing::remove_tree(dir);
 }
 
+// Two run reports: their figures are windows of one process each, and the summary says what that
+// verdict can and cannot tell.
+TEST(CompareCommand, RunReportsAreComparedWindowByWindowAndSaySo) {
+  auto dir = testing::fresh_dir("compare_runs");
+  for (const char* name : {"a.json", "b.json"}) {
+    auto r = testing::run_dyno("train -w fashion-mlp --no-progress --set size=tiny threads=1 max_steps=60 warmup_steps=5 log_every_steps=5 -o " +
+                               (dir / name).string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  auto r = testing::run_dyno("compare " + (dir / "a.json").string() + " " + (dir / "b.json").string());
+  EXPECT_LE(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("| samples_per_second |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the windows of one process"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
 TEST(CompareCommand, MalformedAndMismatchedInputs) {
   auto dir = testing::fresh_dir("compare_bad");
   auto base = baseline_file(dir, "base.json", {100, 101, 99});
