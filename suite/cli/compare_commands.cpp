@@ -55,8 +55,10 @@ struct MetricVerdict {
 std::string markdown(const std::vector<MetricVerdict>& rows, const CompareOptions& o, const std::vector<std::string>& warnings,
                      const std::string& title) {
   std::ostringstream md;
+  char confidence[32];
+  std::snprintf(confidence, sizeof confidence, "%.4g", 100 * o.confidence);
   md << "### " << title << "\n\n"
-     << "| metric | regression (HL) | " << static_cast<int>(o.confidence * 100) << "% interval | p (one-sided) | n (base/cand) | verdict |\n"
+     << "| metric | regression (HL) | " << confidence << "% interval | p (one-sided) | n (base/cand) | verdict |\n"
      << "|---|---|---|---|---|---|\n";
   for (const auto& r : rows)
     md << "| " << r.metric << " | " << pct(r.shift.regression) << " | [" << pct(r.shift.regression_low) << ", "
@@ -368,16 +370,19 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
   // The automatic re-run is sequential: while the verdict is INCONCLUSIVE, one more block at a
   // time, up to twice the first round's blocks and while the next block still fits in
   // --max-seconds. Every look's FAIL needs p below the level that keeps the false-alarm chance
-  // over all the looks the re-run may take at --alpha (a re-run that stops sooner only lowers it).
+  // over all the looks the re-run may take at --alpha (a re-run that stops sooner only lowers it),
+  // and every look's PASS an interval wide enough to keep the chance of passing a regression at
+  // the threshold what one 99% interval's is.
   const int max_extra_blocks = a.no_rerun ? 0 : 2 * first_blocks;
   std::vector<int> looks;  // candidate runs at each look
   for (int k = 0; k <= max_extra_blocks; ++k) looks.push_back((a.against.empty() ? a.runs : 2 * first_blocks) + 2 * k);
   CompareOptions each_look = o;
   each_look.alpha = sequential_look_alpha(o.alpha, looks);
+  each_look.confidence = 1 - 2 * sequential_look_alpha((1 - o.confidence) / 2, looks);
   auto evaluate = [&] {
     MetricVerdict row{"samples_per_second",
-                      a.against.empty() ? estimate_shift(base_runs, cand_runs, true, o.confidence)
-                                        : estimate_paired_shift(base_runs, cand_runs, true, o.confidence),
+                      a.against.empty() ? estimate_shift(base_runs, cand_runs, true, each_look.confidence)
+                                        : estimate_paired_shift(base_runs, cand_runs, true, each_look.confidence),
                       ""};
     row.verdict = verdict(row.shift, each_look);
     return row;
@@ -401,10 +406,13 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
   std::ostringstream looks_note;
   if (looks.size() > 1)
     looks_note << std::setprecision(2) << "; up to " << looks.size() << " looks, so a FAIL needs p < " << each_look.alpha << " at each (alpha "
-               << o.alpha << " over all of them)";
+               << o.alpha << " over all of them) and a PASS a " << std::setprecision(4) << 100 * each_look.confidence << "% interval ("
+               << 100 * o.confidence << "% over all of them)";
   // No environment warnings: a stored baseline got here only under this machine's fingerprint,
   // and --against runs both sides here.
-  const std::string md = markdown({row}, o, {},
+  CompareOptions shown = o;
+  shown.confidence = each_look.confidence;
+  const std::string md = markdown({row}, shown, {},
                                   std::string("dyno check") + (a.against.empty() ? " against baseline " + baseline_path : " (" + pairing.describe() + ") against " + a.against)) +
                          "\n" + std::to_string(static_cast<int>(base_runs.size())) + " baseline and " + std::to_string(static_cast<int>(cand_runs.size())) +
                          " candidate runs" + (reran ? " (after an automatic re-run of " + std::to_string(extra_blocks) + (extra_blocks == 1 ? " block)" : " blocks)") : "") + ", " + std::to_string(static_cast<int>(seconds)) + " s" +
@@ -417,7 +425,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
                                                 {"runs", cand_runs}, {"baseline_runs", base_runs}, {"verdict", row.verdict},
                                                 {"regression", row.shift.regression}, {"regression_low", row.shift.regression_low},
                                                 {"regression_high", row.shift.regression_high}, {"short_of_confidence", row.shift.short_of_confidence}, {"p_value", row.shift.p_value},
-                                                {"threshold", o.threshold}, {"alpha", o.alpha}, {"pairing", a.against.empty() ? "baseline" : pairing.duet ? "duet" : "abba"}, {"alpha_per_look", each_look.alpha}, {"looks", looks.size()}, {"seconds", seconds}, {"reran", reran}, {"extra_blocks", extra_blocks}}
+                                                {"threshold", o.threshold}, {"alpha", o.alpha}, {"pairing", a.against.empty() ? "baseline" : pairing.duet ? "duet" : "abba"}, {"alpha_per_look", each_look.alpha}, {"confidence_per_look", each_look.confidence}, {"looks", looks.size()}, {"seconds", seconds}, {"reran", reran}, {"extra_blocks", extra_blocks}}
                                          .dump(2) + "\n");
   return exit_status({row}, a.strict);
 }

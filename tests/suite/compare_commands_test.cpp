@@ -140,6 +140,10 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
   EXPECT_GT(result["alpha_per_look"].get<double>(), result["alpha"].get<double>() / 5);
   EXPECT_LT(result["p_value"].get<double>(), result["alpha_per_look"].get<double>());
   EXPECT_NE(r.output.find("up to 5 looks, so a FAIL needs p < "), std::string::npos) << r.output;
+  // ... and each look's PASS a wider interval, so that passing a regression stays as rare as one 99% interval makes it.
+  EXPECT_GT(result["confidence_per_look"].get<double>(), 0.99);
+  EXPECT_LT(result["confidence_per_look"].get<double>(), 1 - 0.01 / 5);
+  EXPECT_NE(r.output.find("and a PASS a 99."), std::string::npos) << r.output;
   // A baseline every machine beats: pass.
   auto trivial = baseline_file(dir, "trivial.json", {1, 1.01, 0.99, 1, 1});
   r = testing::run_dyno("check --baseline " + trivial + " --runs 3");
