@@ -124,9 +124,7 @@ NoiseModel NoiseModel::fit(const std::vector<PointEvidence>& points, bool slow_s
   return model;
 }
 
-double NoiseModel::slow_spread() const {
-  return std::sqrt(std::pow(kSlowSpread * slow_shift_, 2) + kPriorShiftSd * kPriorShiftSd / (kPriorShiftWeight + slow_seen_));
-}
+double NoiseModel::slow_spread() const { return std::hypot(kSlowSpread * slow_shift_, kPriorShiftSd / std::sqrt(kPriorShiftWeight + slow_seen_)); }
 
 Posterior NoiseModel::posterior(const PointEvidence& point) const {
   Posterior p;
@@ -134,11 +132,11 @@ Posterior NoiseModel::posterior(const PointEvidence& point) const {
   const SlowSpells s(deviations_of(point), sigma_, slow_chance_, slow_shift_, false);
   const auto n = static_cast<double>(point.processes());
   p.weights = s.weights;
-  const double spread = slow_spread();
+  const double own = kSlowSpread * slow_shift_, shared = kPriorShiftSd / std::sqrt(kPriorShiftWeight + slow_seen_);
   for (size_t k = 0; k < s.weights.size(); ++k) {
     const auto kd = static_cast<double>(k);
     p.means.push_back(point.mean() + slow_shift_ * kd / n);
-    p.sds.push_back(std::sqrt(sigma_ * sigma_ * n + spread * spread * kd) / n);
+    p.sds.push_back(std::sqrt(sigma_ * sigma_ * n + own * own * kd + shared * shared * kd * kd) / n);
   }
   return p;
 }

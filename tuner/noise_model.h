@@ -37,7 +37,8 @@ class NoiseModel {
   double slow_spread() const;
 
   // The point's true value from a flat prior: component k stands for "k of its n processes ran in
-  // a slow spell", mean the figures' mean plus k / n shifts, variance (n sigma^2 + k spread^2) / n^2.
+  // a slow spell", mean the figures' mean plus k / n shifts, variance (n sigma^2 + k own^2 + k^2 u^2)
+  // / n^2: each spell's own size varies alone (own), the fitted shift's uncertainty (u) is shared.
   Posterior posterior(const PointEvidence& point) const;
 
  private:
