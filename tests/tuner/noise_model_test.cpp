@@ -72,6 +72,11 @@ TEST(NoiseModel, TheSlowShiftIsKnownAsWellAsTheSlowSpellsSeenTellIt) {
   EXPECT_LT(seen.slow_spread(), 1.5 * NoiseModel::kSlowSpread * seen.slow_shift());
   const Posterior once = seen.posterior(PointEvidence{{7.0}});
   EXPECT_NEAR(once.sds[1], std::hypot(seen.sigma(), seen.slow_spread()), 1e-12);
+  // Two slow processes of two: each spell's own spread counts twice, the one fitted shift's
+  // uncertainty, which both share, four times.
+  const Posterior twice = prior.posterior(PointEvidence{{7.0, 7.0}});
+  const double own = NoiseModel::kSlowSpread * NoiseModel::kPriorSlowShift, shared = NoiseModel::kPriorShiftSd;
+  EXPECT_NEAR(twice.sds[2], std::sqrt(2 * std::pow(NoiseModel::kPriorSigma, 2) + 2 * own * own + 4 * shared * shared) / 2, 1e-12);
 }
 
 TEST(NoiseModel, OneSlowFigureAmongAgreeingOnesCountsLittle) {
