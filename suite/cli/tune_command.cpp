@@ -219,6 +219,8 @@ struct Phase {
   int64_t expected_trials = 0;  // the search's trials when a plan knows them (time to target's); 0: its strategy's estimate
 };
 
+constexpr int64_t kLargestEnumeratedGrid = 1000000;
+
 // What the console says about what is tuned.
 struct Subject {
   std::string name;
@@ -529,6 +531,10 @@ int run_tune(const TuneArgs& args) {
   if (!to_target) leave_throughput_blind_knobs(tunable);
   const SearchSpace& space = tunable.space;
   const TrialSource& trials = *tunable.trials;
+  // grid, random and halving hold every point of the space in memory before their first trial.
+  if (args.strategy != "staged" && space.grid_size() > kLargestEnumeratedGrid)
+    throw UserError("tune", "--strategy " + args.strategy + ": the space has " + std::to_string(space.grid_size()) + " points, more than the " +
+                                std::to_string(kLargestEnumeratedGrid) + " it enumerates; use fewer axis values, or --strategy staged");
 
   TunerOptions options;
   options.strategy = args.strategy;
