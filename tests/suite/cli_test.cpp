@@ -195,7 +195,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"tune --set workload=fashion-cnn -o " + d + "/tune", "--set workload=fashion-cnn: give the workload with -w (--workload)"},
       {"tune -w fashion-mlp --set save_state=" + d + "/s.pt -o " + d + "/tune", "trials start fresh and save no state; save_state is for dyno train"},
       {"tune -w fashion-mlp --axis batch_size=32,64 --axis batch_size=16 -o " + d + "/tune", "--axis batch_size is given twice"},
-      {"tune -w fashion-mlp --strategy random --trials 5 --axis threads=1:1024:+1 --axis prefetch=1:1024:+1 -o " + d + "/tune",
+      {"tune -w fashion-mlp --strategy random --trials 5 --axis threads=1:1024:+1 --axis prefetch=1:64:+1 --axis num_workers=0:32:+1 -o " + d + "/tune",
        "--strategy random: the space has "},
       {"tune --model " + testing::fixture("model.pt") + " --data " + testing::fixture("data.pt") + " --objective time-to-target -o " + d + "/tune",
        "--objective time-to-target on a --model needs a reachable target: --set target=0.9 (for accuracy)"},
