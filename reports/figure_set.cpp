@@ -1,5 +1,7 @@
 #include "reports/figure_set.h"
 
+#include <algorithm>
+
 #include "reports/atomic_file.h"
 #include "reports/json_fields.h"
 #include "reports/machine_fingerprint.h"
@@ -54,7 +56,15 @@ FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& wh
     RunReport r = report_from_json(json, what);
     auto& m = set.metrics["samples_per_second"];
     m.unit = r.summary.throughput_unit + "/s";
-    m.values = r.throughput_windows;
+    // A long run's windows, merged in consecutive groups to at most kMostRunWindows: the shift's
+    // estimate takes every pair of figures, n x m of them.
+    const size_t group = (r.throughput_windows.size() + kMostRunWindows - 1) / kMostRunWindows;
+    for (size_t i = 0; i < r.throughput_windows.size(); i += group) {
+      const size_t end = std::min(i + group, r.throughput_windows.size());
+      double sum = 0;
+      for (size_t k = i; k < end; ++k) sum += r.throughput_windows[k];
+      m.values.push_back(sum / static_cast<double>(end - i));
+    }
   } else if (kind == "baseline" || kind == "check") {
     if (!j.has("runs") || !json["runs"].is_array()) throw UserError("compare", what + " has no 'runs' list of per-run figures");
     auto& m = set.metrics["samples_per_second"];

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "reports/run_report.h"
 #include "reports/user_error.h"
 
 namespace dyno {
@@ -33,6 +34,17 @@ TEST(FigureSet, ReadsBaselinesAndRejectsMalformedOnes) {
   EXPECT_THROW(figure_set_from_json(future, "b"), UserError);
   auto tune = nlohmann::json::parse(R"({"schema_version": "1.0", "kind": "tune"})");
   EXPECT_THROW(figure_set_from_json(tune, "t"), UserError);
+}
+
+// A long run's windows are merged in consecutive groups: comparing two of them takes every pair.
+TEST(FigureSet, ALongRunsWindowsAreMergedToAFewThousand) {
+  RunReport r;
+  for (int i = 0; i < 5000; ++i) r.throughput_windows.push_back(i % 2 ? 110 : 90);
+  const auto windows = figure_set_from_json(to_json(r), "r").metrics["samples_per_second"];
+  EXPECT_EQ(windows.values.size(), 1667u);  // groups of 3
+  EXPECT_NEAR(windows.values.front(), (90 + 110 + 90) / 3.0, 1e-9);
+  r.throughput_windows.resize(40);
+  EXPECT_EQ(figure_set_from_json(to_json(r), "r").metrics["samples_per_second"].values, r.throughput_windows);  // a short run's as they are
 }
 
 TEST(FigureSet, EnvironmentDifferencesAreNamed) {
