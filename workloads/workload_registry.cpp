@@ -63,6 +63,12 @@ const std::vector<Workload>& all_workloads() {
   return workloads;
 }
 
+std::string default_workload() {
+  const auto& workloads = all_workloads();
+  const bool reference = std::any_of(workloads.begin(), workloads.end(), [](const Workload& w) { return w.name == "fashion-mlp"; });
+  return !reference && workloads.size() == 1 ? workloads.front().name : "fashion-mlp";
+}
+
 const Workload& workload_or_throw(const std::string& name) {
   std::string names;
   for (const auto& w : all_workloads()) {

@@ -27,6 +27,10 @@ void check_registrable(const Workload& workload, const std::string& source_file)
 // duplicate name, or the file of a workload without a name or a model.
 const std::vector<Workload>& all_workloads();
 
+// The workload a command runs when none is named: fashion-mlp where it is registered, else the
+// binary's only workload (a user's DYNO_WORKLOAD), else fashion-mlp (refused, naming the known ones).
+std::string default_workload();
+
 // A registered workload; throws UserError listing the known names.
 const Workload& workload_or_throw(const std::string& name);
 

@@ -59,6 +59,7 @@ std::string default_out(const std::string& workload) {
 
 RunConfig build_config(const std::string& config_path, const std::string& workload, const std::vector<std::string>& settings) {
   RunConfig config;
+  config.workload = default_workload();
   if (!config_path.empty()) {
     nlohmann::json j = read_json_file(config_path, "config");
     // A run report or tuner best-config may be given directly: take its "config" block.
@@ -67,7 +68,7 @@ RunConfig build_config(const std::string& config_path, const std::string& worklo
       throw UserError("config", "'" + config_path + "' is a tuning report; give the best-config.json beside it");
     if (j.is_object() && j.contains("argv") && j.contains("point"))
       throw UserError("config", "'" + config_path + "' is a tuned program's best configuration (dyno tune --command); run it with the best-config.sh beside it");
-    config = config_from_json(j);
+    config = config_from_json(j, config);
   }
   if (!workload.empty()) config.workload = workload;
   for (const auto& s : settings) apply_setting(config, s);
@@ -115,7 +116,7 @@ std::string version_text() { return "dyno " + dyno_revision() + " (LibTorch " + 
 void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   auto* cmd = app.add_subcommand("train", "train one workload under one configuration and write its run report");
-  cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`); default: the --config's, else fashion-mlp")->check(not_empty());
+  cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`); default: the --config's, else fashion-mlp (a binary of one workload: that one)")->check(not_empty());
   add_model_file_options(cmd, args->model_file);
   cmd->add_option("--config,-c", args->config_path, "JSON config (knob -> value); a run report or best-config.json also works")->check(not_empty());
   cmd->add_option("--set,-s", args->settings, "knob=value, repeatable (see `dyno knobs`)")->take_all();

@@ -33,6 +33,7 @@
 #include "suite/cli/option_checks.h"
 #include "suite/device_backend.h"
 #include "suite/environment.h"
+#include "workloads/workload_registry.h"
 
 namespace dyno {
 namespace {
@@ -281,7 +282,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
   if (!a.record.empty()) {
     // Record a baseline: the config (complete, resolved defaults) and `runs` per-run figures.
     RunConfig c;
-    if (!a.workload.empty()) c.workload = a.workload;
+    c.workload = a.workload.empty() ? default_workload() : a.workload;
     for (const auto& s : a.settings) apply_setting(c, s);
     const nlohmann::json config = to_json(c);
     nlohmann::json runs = nlohmann::json::array();

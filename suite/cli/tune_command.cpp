@@ -49,7 +49,7 @@ namespace dyno {
 namespace {
 
 struct TuneArgs {
-  std::string workload = "fashion-mlp";
+  std::string workload;  // empty: default_workload()
   ModelFileArgs model_file;
   std::string space_path;
   std::vector<std::string> axes;
@@ -395,7 +395,7 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   Tunable t;
   RunConfig base;
   for (const auto& s : args.settings) apply_setting(base, s);
-  base.workload = args.workload;
+  base.workload = args.workload.empty() ? default_workload() : args.workload;
   apply_model_file_args(args.model_file, base);
   t.workload = workload_for(base);
   const Workload& workload = *t.workload;
@@ -726,7 +726,7 @@ int run_tune(const TuneArgs& args) {
 void add_tune_command(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
   auto* cmd = app.add_subcommand("tune", "search a workload's knobs for the fastest configuration that still converges");
-  cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`)")->capture_default_str()->check(not_empty());
+  cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`); default fashion-mlp (a binary of one workload: that one)")->check(not_empty());
   add_model_file_options(cmd, args->model_file);
   cmd->add_option("--space", args->space_path, "search space JSON: {\"axes\": {knob: [values] | {min, max, step|factor}}}");
   cmd->add_option("--axis,-a", args->axes, "override an axis: knob=v1,v2 | knob=lo:hi:xF | knob=lo:hi:+S (repeatable; a value twice counts once)")->take_all();

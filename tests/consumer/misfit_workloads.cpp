@@ -32,3 +32,5 @@ DYNO_WORKLOAD([] {
   w.build_model = linear_model;
   return w;
 });
+
+DYNO_MAIN();

@@ -31,6 +31,8 @@ TEST(Workload, AMetricTheEngineDoesNotEvaluateOrTheWrongWayUpIsRefused) {
   check_registrable(w, "mine.cpp");
 }
 
+TEST(Workload, TheDefaultWorkloadIsFashionMlpWhereItIsRegistered) { EXPECT_EQ(default_workload(), "fashion-mlp"); }
+
 TEST(Workload, EachModelMapsABatchToClassScores) {
   for (const auto& w : all_workloads()) {
     WorkloadData data = w.load_data("tiny");
