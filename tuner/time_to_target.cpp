@@ -206,7 +206,7 @@ void TargetPhase::refine_learning_rate(Tuner& tuner) const {
 }
 
 void TargetPhase::run(Tuner& tuner, const std::function<void(double)>& set_time_cap) {
-  set_time_cap(next_time_cap(tuner));  // from the trials a resumed journal holds
+  set_time_cap(next_time_cap(tuner));
   tuner.run();
   try {
     refine_learning_rate(tuner);

@@ -60,7 +60,7 @@ struct TargetPhaseOptions {
 class TargetPhase {
  public:
   explicit TargetPhase(TargetPhaseOptions options) : options_(std::move(options)) {}
-  // search_time_cap, or in the race race_time_cap: the tune command sets it after every trial.
+  // search_time_cap, or in the race race_time_cap: the tune command asks for it as each trial starts.
   double next_time_cap(const Tuner& tuner) const;
   // The trials the phase runs on `space` at most (for the progress line's ETA).
   int64_t expected_trials(const SearchSpace& space) const;

@@ -221,6 +221,21 @@ struct Phase {
 
 constexpr int64_t kLargestEnumeratedGrid = 1000000;
 
+// An executor whose trials' time cap is asked for as each starts.
+class CapAskedAtStart : public TrialExecutor {
+ public:
+  CapAskedAtStart(std::unique_ptr<TrialExecutor> inner, std::function<double()> cap) : inner_(std::move(inner)), cap_(std::move(cap)) {}
+  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string& name) override {
+    inner_->set_time_cap(cap_());
+    return inner_->execute(point, request, name);
+  }
+  void set_time_cap(double seconds) override { inner_->set_time_cap(seconds); }
+
+ private:
+  std::unique_ptr<TrialExecutor> inner_;
+  std::function<double()> cap_;
+};
+
 // What the console says about what is tuned.
 struct Subject {
   std::string name;
@@ -233,10 +248,12 @@ class TuneRun {
   TuneRun(const TuneArgs& args, Subject subject, const TrialSource& trials)
       : args_(args), subject_(std::move(subject)), trials_(trials), started_(Clock::now()) {}
 
-  // `after_trial` (optional) runs after each finished trial, once progress is printed.
+  // `time_cap` (optional): each trial's cap, asked for as it starts, from the phase's trials so far
+  // (a resumed run's replayed ones included, which run no trial).
   Phase& start_phase(const std::string& dir, const nlohmann::json& base, const SearchSpace& space, const TunerOptions& options_in,
-                     TrialPurpose purpose, std::function<void(Phase&, const Tuner&)> after_trial = nullptr) {
+                     TrialPurpose purpose, std::function<double(const Tuner&)> time_cap = nullptr) {
     auto phase = std::make_unique<Phase>();
+    Phase* self = phase.get();
     phase->dir = dir;
     phase->base = base;
     TunerOptions options = options_in;
@@ -245,11 +262,8 @@ class TuneRun {
     header["measurement"] = {{"--measure-steps", args_.measure_steps}, {"--trial-cap", args_.trial_cap_s}, {"--memory-limit", memory_limit_bytes(args_)}};
     open_journal(dir, header, args_.resume);
     phase->executor = trials_.executor(base, dir + "/trials", purpose);
-    Phase* self = phase.get();
-    options.on_trial = [this, self, after_trial](const Trial& t, const Tuner& tuner) {
-      progress(t, tuner, *self);
-      if (after_trial) after_trial(*self, tuner);
-    };
+    if (time_cap) phase->executor = std::make_unique<CapAskedAtStart>(std::move(phase->executor), [self, time_cap] { return time_cap(*self->tuner); });
+    options.on_trial = [this, self](const Trial& t, const Tuner& tuner) { progress(t, tuner, *self); };
     phase->tuner = std::make_unique<Tuner>(space, start_point_for(space, base), *phase->executor, options);
     if (!args_.quiet)
       std::fprintf(stderr, "[tune] %s on %s: strategy %s, objective %s, %zu axes (%lld grid points)%s; trials in %s\n", subject_.name.c_str(),
@@ -594,7 +608,7 @@ int run_tune(const TuneArgs& args) {
       }
       auto plan = std::make_shared<TargetPhase>(plan_options);
       Phase& phase = run.start_phase(args.out, tuned_base, tunable.convergence, target_options, TrialPurpose::ToTarget,
-                                     [plan](Phase& p, const Tuner& tuner) { p.executor->set_time_cap(plan->next_time_cap(tuner)); });
+                                     [plan](const Tuner& tuner) { return plan->next_time_cap(tuner); });
       final_phase = &phase;
       phase.expected_trials = plan->expected_trials(tunable.convergence);
       plan->run(*phase.tuner, [&phase](double cap) { phase.executor->set_time_cap(cap); });

@@ -200,6 +200,33 @@ TEST(TuneCommand, TimeToTargetsTrialBudgetCoversBothPhases) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+// Resumed, phase 2's next trial runs under the cap its replayed trials set (the best so far), as
+// it did in the first run, not under --verify-cap.
+TEST(TuneCommand, AResumedTimeToTargetTrialGetsTheCapTheFirstRunGaveIt) {
+  const std::string dir = "/tmp/dyno_tune_ttt_cap_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  write_file_atomically(dir + "/space.json", R"({"axes": {"epochs": [1, 2, 3]}})");
+  const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --objective time-to-target --strategy grid --space " + dir +
+                          "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --set target=0.5 --set lr=0.001 --no-verify "
+                          "--no-profile --out " + dir + "/run";
+  ASSERT_EQ(WEXITSTATUS(std::system((cmd + " > " + dir + "/out.txt 2>&1").c_str())), 0) << read_file(dir + "/out.txt");
+  const auto journal = read_file(dir + "/run/journal.jsonl");
+  std::vector<std::string> lines;
+  for (size_t start = 0, end; (end = journal.find('\n', start)) != std::string::npos; start = end + 1) lines.push_back(journal.substr(start, end - start));
+  ASSERT_GE(lines.size(), 4u);  // the header and three trials
+  const auto third = nlohmann::json::parse(lines[3])["trial"];
+  const double first_cap = nlohmann::json::parse(read_file(third["report_path"].get<std::string>()))["config"]["time_limit_s"];
+  EXPECT_LT(first_cap, 900);  // the best so far's time sets it
+  std::string kept;
+  for (size_t i = 0; i < 3; ++i) kept += lines[i] + "\n";
+  write_file_atomically(dir + "/run/journal.jsonl", kept);
+  std::system(("rm -rf " + dir + "/run/trials/" + std::filesystem::path(third["report_path"].get<std::string>()).parent_path().filename().string()).c_str());
+  ASSERT_EQ(WEXITSTATUS(std::system((cmd + " --resume > " + dir + "/resumed.txt 2>&1").c_str())), 0) << read_file(dir + "/resumed.txt");
+  const auto rerun = nlohmann::json::parse(read_file(third["report_path"].get<std::string>()));
+  EXPECT_DOUBLE_EQ(rerun["config"]["time_limit_s"].get<double>(), first_cap);
+  std::system(("rm -rf " + dir).c_str());
+}
+
 TEST(TuneCommand, TimeToTargetSearchesThroughputThenConvergence) {
   const std::string dir = "/tmp/dyno_tune_ttt_" + std::to_string(::getpid());
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
