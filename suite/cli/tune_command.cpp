@@ -22,6 +22,7 @@
 #include <torch/cuda.h>
 
 #include "reports/atomic_file.h"
+#include "reports/json_difference.h"
 #include "reports/knob.h"
 #include "reports/python_settings.h"
 #include "reports/quantity.h"
@@ -533,6 +534,22 @@ void leave_throughput_blind_knobs(Tunable& t) {
                              "nothing to search; use --objective time-to-target");
 }
 
+// A resumed time-to-target run whose phase 1 ran on (a larger budget) and chose another point than
+// phase 2's journal started from: that phase 2 is set aside, journal and trials renamed, and starts
+// afresh from the new winner.
+void set_aside_phase_started_elsewhere(const std::string& dir, const nlohmann::json& base_header) {
+  const std::string journal = dir + "/journal.jsonl";
+  const nlohmann::json old = read_journal(journal).header;
+  if (!old.is_object() || old.value("base_config", nlohmann::json()) == base_header) return;
+  int n = 1;
+  while (std::filesystem::exists(dir + "/journal-set-aside-" + std::to_string(n) + ".jsonl")) ++n;
+  const std::string kept = dir + "/journal-set-aside-" + std::to_string(n) + ".jsonl", trials = dir + "/trials-set-aside-" + std::to_string(n);
+  std::filesystem::rename(journal, kept);
+  if (std::filesystem::exists(dir + "/trials")) std::filesystem::rename(dir + "/trials", trials);
+  std::fprintf(stderr, "[tune] phase 2's journal %s started from another phase-1 winner (%s); phase 2 starts afresh, the earlier one kept as %s and %s\n",
+               journal.c_str(), first_difference("base_config", base_header, old.value("base_config", nlohmann::json())).c_str(), kept.c_str(), trials.c_str());
+}
+
 int run_tune(const TuneArgs& args) {
   if (args.out.empty()) throw UserError("tune", "--out DIR is required: the journal, reports and best config go there");
   if (args.objective != "throughput" && args.objective != "time-to-target")
@@ -541,6 +558,11 @@ int run_tune(const TuneArgs& args) {
   const bool to_target = args.objective == "time-to-target";
   const bool program = !args.command.empty();
   if (!program && !args.target.empty()) throw UserError("tune", "--target is for --command programs; a workload's target is --set target=VALUE");
+  // Resuming time to target over another objective's journal is refused now, not after phase 1.
+  if (const nlohmann::json old = args.resume ? read_journal(args.out + "/journal.jsonl").header : nlohmann::json();
+      old.is_object() && old.value("objective", nlohmann::json()) != args.objective)
+    throw UserError("tune", "--resume: the journal in '" + args.out + "' was made with " + first_difference("objective", old.value("objective", nlohmann::json()), args.objective) +
+                                "; give the same options as the first run, or choose another --out");
   Tunable tunable = program ? program_tunable(args, to_target) : workload_tunable(args, to_target);
   if (!to_target) leave_throughput_blind_knobs(tunable);
   const SearchSpace& space = tunable.space;
@@ -606,6 +628,7 @@ int run_tune(const TuneArgs& args) {
           };
         }
       }
+      if (args.resume) set_aside_phase_started_elsewhere(args.out, trials.header(tuned_base));
       auto plan = std::make_shared<TargetPhase>(plan_options);
       Phase& phase = run.start_phase(args.out, tuned_base, tunable.convergence, target_options, TrialPurpose::ToTarget,
                                      [plan](const Tuner& tuner) { return plan->next_time_cap(tuner); });

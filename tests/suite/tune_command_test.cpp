@@ -202,7 +202,7 @@ TEST(TuneCommand, TimeToTargetsTrialBudgetCoversBothPhases) {
 
 // Resumed, phase 2's next trial runs under the cap its replayed trials set (the best so far), as
 // it did in the first run, not under --verify-cap.
-TEST(TuneCommand, AResumedTimeToTargetTrialGetsTheCapTheFirstRunGaveIt) {
+TEST(TuneCommand, ResumingTimeToTargetKeepsItsCapsSetsAsideAStalePhaseTwoAndRefusesAnotherObjective) {
   const std::string dir = "/tmp/dyno_tune_ttt_cap_" + std::to_string(::getpid());
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
   write_file_atomically(dir + "/space.json", R"({"axes": {"epochs": [1, 2, 3]}})");
@@ -224,6 +224,26 @@ TEST(TuneCommand, AResumedTimeToTargetTrialGetsTheCapTheFirstRunGaveIt) {
   ASSERT_EQ(WEXITSTATUS(std::system((cmd + " --resume > " + dir + "/resumed.txt 2>&1").c_str())), 0) << read_file(dir + "/resumed.txt");
   const auto rerun = nlohmann::json::parse(read_file(third["report_path"].get<std::string>()));
   EXPECT_DOUBLE_EQ(rerun["config"]["time_limit_s"].get<double>(), first_cap);
+
+  // A phase 2 that started from another phase-1 winner (phase 1 ran on with a larger budget) is
+  // set aside, kept, and phase 2 starts afresh.
+  auto header = nlohmann::json::parse(lines[0]);
+  header["base_config"]["seed"] = 99;
+  std::string moved = header.dump() + "\n";
+  for (size_t i = 1; i < lines.size(); ++i) moved += lines[i] + "\n";
+  write_file_atomically(dir + "/run/journal.jsonl", moved);
+  ASSERT_EQ(WEXITSTATUS(std::system((cmd + " --resume > " + dir + "/again.txt 2>&1").c_str())), 0) << read_file(dir + "/again.txt");
+  EXPECT_NE(read_file(dir + "/again.txt").find("started from another phase-1 winner (base_config/seed 0, not 99)"), std::string::npos)
+      << read_file(dir + "/again.txt");
+  EXPECT_EQ(read_file(dir + "/run/journal-set-aside-1.jsonl"), moved);
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/run/trials-set-aside-1"));
+
+  // Resumed as another objective: refused before any trial runs.
+  const auto r = std::system((std::string(DYNO_BINARY) + " tune -w fashion-mlp --space " + dir + "/space.json --resume --out " + dir + "/run > " +
+                              dir + "/objective.txt 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(r), 2);
+  EXPECT_NE(read_file(dir + "/objective.txt").find("was made with objective \"time-to-target\", not \"throughput\""), std::string::npos)
+      << read_file(dir + "/objective.txt");
   std::system(("rm -rf " + dir).c_str());
 }
 
