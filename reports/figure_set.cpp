@@ -1,6 +1,8 @@
 #include "reports/figure_set.h"
 
 #include <algorithm>
+#include <numeric>
+#include <random>
 
 #include "reports/atomic_file.h"
 #include "reports/json_fields.h"
@@ -56,15 +58,18 @@ FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& wh
     RunReport r = report_from_json(json, what);
     auto& m = set.metrics["samples_per_second"];
     m.unit = r.summary.throughput_unit + "/s";
-    // A long run's windows, merged in consecutive groups to at most kMostRunWindows: the shift's
-    // estimate takes every pair of figures, n x m of them.
-    const size_t group = (r.throughput_windows.size() + kMostRunWindows - 1) / kMostRunWindows;
-    for (size_t i = 0; i < r.throughput_windows.size(); i += group) {
-      const size_t end = std::min(i + group, r.throughput_windows.size());
-      double sum = 0;
-      for (size_t k = i; k < end; ++k) sum += r.throughput_windows[k];
-      m.values.push_back(sum / static_cast<double>(end - i));
+    // A long run's windows: kMostRunWindows of them drawn at random with a fixed seed (each still
+    // one window, so both sides keep a window's distribution, and no period of the run aliases
+    // with a stride): the shift's estimate takes every pair, n x m.
+    std::vector<size_t> kept(r.throughput_windows.size());
+    std::iota(kept.begin(), kept.end(), size_t{0});
+    if (kept.size() > kMostRunWindows) {
+      std::mt19937_64 random(20261126);
+      for (size_t i = 0; i < kMostRunWindows; ++i) std::swap(kept[i], kept[i + random() % (kept.size() - i)]);
+      kept.resize(kMostRunWindows);
+      std::sort(kept.begin(), kept.end());
     }
+    for (size_t i : kept) m.values.push_back(r.throughput_windows[i]);
   } else if (kind == "baseline" || kind == "check") {
     if (!j.has("runs") || !json["runs"].is_array()) throw UserError("compare", what + " has no 'runs' list of per-run figures");
     auto& m = set.metrics["samples_per_second"];

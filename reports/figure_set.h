@@ -1,6 +1,6 @@
 // FigureSet: the per-repetition figures of one result file, by metric, whatever produced it:
-//   - a dyno run report: "samples_per_second" from its measurement windows (higher is better), a
-//     long run's merged in consecutive groups to at most kMostRunWindows;
+//   - a dyno run report: "samples_per_second" from its measurement windows (higher is better), of
+//     a long run kMostRunWindows drawn at random (a fixed seed);
 //   - a dyno check baseline/result: "samples_per_second" from its runs (one figure per process);
 //   - Google Benchmark JSON (with --benchmark_repetitions): each benchmark's real time per
 //     repetition (lower is better), and its items_per_second where reported (higher is better).
