@@ -542,7 +542,8 @@ void set_aside_phase_started_elsewhere(const std::string& dir, const nlohmann::j
   const nlohmann::json old = read_journal(journal).header;
   if (!old.is_object() || old.value("base_config", nlohmann::json()) == base_header) return;
   int n = 1;
-  while (std::filesystem::exists(dir + "/journal-set-aside-" + std::to_string(n) + ".jsonl")) ++n;
+  while (std::filesystem::exists(dir + "/journal-set-aside-" + std::to_string(n) + ".jsonl") || std::filesystem::exists(dir + "/trials-set-aside-" + std::to_string(n)))
+    ++n;
   const std::string kept = dir + "/journal-set-aside-" + std::to_string(n) + ".jsonl", trials = dir + "/trials-set-aside-" + std::to_string(n);
   std::filesystem::rename(journal, kept);
   if (std::filesystem::exists(dir + "/trials")) std::filesystem::rename(dir + "/trials", trials);
@@ -560,17 +561,21 @@ int run_tune(const TuneArgs& args) {
   if (!program && !args.target.empty()) throw UserError("tune", "--target is for --command programs; a workload's target is --set target=VALUE");
   // Resuming time to target over another objective's journal is refused now, not after phase 1.
   if (const nlohmann::json old = args.resume ? read_journal(args.out + "/journal.jsonl").header : nlohmann::json();
-      old.is_object() && old.value("objective", nlohmann::json()) != args.objective)
+      old.is_object() && old.contains("objective") && old["objective"] != args.objective)
     throw UserError("tune", "--resume: the journal in '" + args.out + "' was made with " + first_difference("objective", old.value("objective", nlohmann::json()), args.objective) +
                                 "; give the same options as the first run, or choose another --out");
   Tunable tunable = program ? program_tunable(args, to_target) : workload_tunable(args, to_target);
   if (!to_target) leave_throughput_blind_knobs(tunable);
   const SearchSpace& space = tunable.space;
   const TrialSource& trials = *tunable.trials;
-  // grid, random and halving hold every point of the space in memory before their first trial.
+  // grid, random and halving hold every point of the space in memory before their first trial (as
+  // time to target's phase 2, a grid, does its convergence axes).
   if (args.strategy != "staged" && space.grid_size() > kLargestEnumeratedGrid)
     throw UserError("tune", "--strategy " + args.strategy + ": the space has " + std::to_string(space.grid_size()) + " points, more than the " +
                                 std::to_string(kLargestEnumeratedGrid) + " it enumerates; use fewer axis values, or --strategy staged");
+  if (to_target && tunable.convergence.grid_size() > kLargestEnumeratedGrid)
+    throw UserError("tune", "time to target's phase 2 searches a grid of the convergence axes, here " + std::to_string(tunable.convergence.grid_size()) +
+                                " points, more than the " + std::to_string(kLargestEnumeratedGrid) + " it enumerates; use fewer values of lr, epochs, schedule...");
 
   TunerOptions options;
   options.strategy = args.strategy;
@@ -599,7 +604,18 @@ int run_tune(const TuneArgs& args) {
   int status = 0;
   try {
     if (!to_target || !space.axes().empty()) {
-      throughput = &run.start_phase(to_target ? args.out + "/throughput" : args.out, base, space, options, TrialPurpose::Throughput);
+      // Time to target's budget is the whole run's: phase 1 leaves phase 2 the trials its plan
+      // expects, up to half of --trials, and half of --budget (its trials train to the target).
+      TunerOptions phase_options = options;
+      if (to_target) {
+        TargetPhaseOptions expected;
+        expected.seeds = args.verify_seeds;
+        if (tunable.workload && !tunable.lr_fixed) expected.learning_rate = [](const nlohmann::json&) { return std::optional<double>(1.0); };
+        const int64_t phase_two = TargetPhase(expected).expected_trials(tunable.convergence);
+        if (options.max_trials > 0) phase_options.max_trials = std::max<int64_t>(1, options.max_trials - std::min(phase_two, options.max_trials / 2));
+        phase_options.budget_s = options.budget_s / 2;
+      }
+      throughput = &run.start_phase(to_target ? args.out + "/throughput" : args.out, base, space, phase_options, TrialPurpose::Throughput);
       final_phase = throughput;
       throughput->tuner->run();
       throughput->ended_s = run.elapsed_s();
@@ -628,7 +644,7 @@ int run_tune(const TuneArgs& args) {
           };
         }
       }
-      if (args.resume) set_aside_phase_started_elsewhere(args.out, trials.header(tuned_base));
+      if (args.resume && throughput) set_aside_phase_started_elsewhere(args.out, trials.header(tuned_base));
       auto plan = std::make_shared<TargetPhase>(plan_options);
       Phase& phase = run.start_phase(args.out, tuned_base, tunable.convergence, target_options, TrialPurpose::ToTarget,
                                      [plan](const Tuner& tuner) { return plan->next_time_cap(tuner); });
