@@ -83,15 +83,15 @@ BottleneckVerdict decide_bottleneck(const std::map<std::string, PhaseTime>& phas
                                                    : " (the GEMM peak could not be measured: no memory left beside the run)");
   const std::string peak_headline = peak_measured ? ", " + percent(peak_fraction) + " of " + peak_name : "";
 
-  // Host overhead: on the CPU, the time outside ATen ops and the fixed cost of every op call; on
-  // CUDA, the time the device is idle while the host prepares work. Neither counts waiting for
-  // data (the input verdict's, above): on the CPU the wait outside ops, on CUDA the whole wait.
+  // Host overhead: on the CPU, the time outside ATen ops and the fixed cost of every op call, less
+  // waiting for data (the input verdict's, above) outside ops; on CUDA, the time the device is
+  // idle (how much of a wait the queued kernels cover is not known here).
   const bool cuda = device == "cuda";
   double waiting_s = 0;
   for (const auto& row : p.ops)
-    if (row.name == "dyno::data_wait") waiting_s = cuda ? row.total_s : row.self_s;
+    if (row.name == "dyno::data_wait") waiting_s = row.self_s;
   const double outside_ops_s = std::max(0.0, wall - p.ops_s - p.communication_s - waiting_s);
-  const double overhead = cuda ? std::max(0.0, 1.0 - std::min(1.0, p.device_busy_s / wall) - waiting_s / wall)
+  const double overhead = cuda ? 1.0 - std::min(1.0, p.device_busy_s / wall)
                                : std::min(1.0, (outside_ops_s + static_cast<double>(p.op_calls) * p.op_call_s) / wall);
   evidence["host_overhead_share"] = overhead;
   if (overhead >= kHostOverheadBoundShare) {

@@ -126,11 +126,12 @@ std::string verdict(const ShiftEstimate& s, const CompareOptions& o) {
 }
 
 double sequential_look_alpha(double alpha, const std::vector<int>& looks) {
-  if (!(alpha >= kSmallestAlpha && alpha < 1)) throw std::invalid_argument("sequential_look_alpha: alpha outside [kSmallestAlpha, 1)");
+  if (!(alpha > 0 && alpha < 1)) throw std::invalid_argument("sequential_look_alpha: alpha outside (0, 1)");
   if (looks.empty() || looks.front() < 1 || !std::is_sorted(looks.begin(), looks.end()) ||
       std::adjacent_find(looks.begin(), looks.end()) != looks.end())
     throw std::invalid_argument("sequential_look_alpha: looks must be increasing positive sample sizes");
   if (looks.size() == 1) return alpha;
+  if (alpha < kSmallestAlpha) throw std::invalid_argument("sequential_look_alpha: alpha below kSmallestAlpha for more than one look");
   // Under no change the statistic at each look is a standardised sum of independent increments:
   // the constant boundary is the (1 - alpha) quantile of the largest of them over the looks.
   constexpr int kPaths = 200000;  // (kSmallestAlpha x kPaths = 100 paths beyond the boundary)

@@ -51,7 +51,8 @@ std::string verdict(const ShiftEstimate& shift, const CompareOptions& options); 
 // gives alpha itself. The boundary is found by simulating the looks' standardised sums with a
 // fixed seed, so the same looks give the same level on every run.
 double sequential_look_alpha(double alpha, const std::vector<int>& looks);
-// The smallest alpha whose sequential level the simulation tells (100 of its paths beyond it).
+// The smallest alpha with more than one look whose sequential level the simulation tells (100 of
+// its paths beyond it).
 inline constexpr double kSmallestAlpha = 5e-4;
 
 // Standard normal helpers (exposed for tests).

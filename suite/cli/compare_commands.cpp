@@ -434,6 +434,9 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
 // The measurement runs' configs, reports and logs live in a scratch folder that goes with the
 // command, whatever its end; Ctrl-C stops the run under way and records nothing.
 int run_check(const CheckArgs& a) {
+  if (a.record.empty() && !a.no_rerun && a.alpha < kSmallestAlpha)
+    throw UserError("check", "--alpha " + std::to_string(a.alpha) + " is below 0.0005, the smallest level the automatic re-run's looks can share; "
+                             "give --alpha 0.0005 or more, or --no-rerun");
   check_interrupted = false;
   auto on_interrupt = [](int) { check_interrupted = true; };
   std::signal(SIGINT, on_interrupt);
@@ -455,7 +458,7 @@ void add_compare_commands(CLI::App& app) {
   compare->add_option("baseline", c->baseline, "the reference result")->required();
   compare->add_option("candidate", c->candidate, "the result to judge")->required();
   compare->add_option("--threshold", c->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str();
-  compare->add_option("--alpha", c->alpha, "significance level of the one-sided test")->check(number_in(kSmallestAlpha, 0.5))->capture_default_str();
+  compare->add_option("--alpha", c->alpha, "significance level of the one-sided test")->check(number_in(1e-9, 0.5))->capture_default_str();
   compare->add_option("--markdown", c->markdown_path, "also write the Markdown summary here");
   compare->add_flag("--strict", c->strict, "treat INCONCLUSIVE as a failure (exit 1)");
   register_command_handler(compare, [c] { return run_compare(*c); });
@@ -478,7 +481,7 @@ void add_compare_commands(CLI::App& app) {
       ->capture_default_str();
   check->add_option("--runs", k->runs, "repetitions per side (with --record: the baseline's runs)")->capture_default_str()->check(whole_number_in(3, 1000));
   check->add_option("--threshold", k->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str();
-  check->add_option("--alpha", k->alpha, "significance level of the one-sided test, over all the looks of the automatic re-run")->check(number_in(kSmallestAlpha, 0.5))->capture_default_str();
+  check->add_option("--alpha", k->alpha, "significance level of the one-sided test, over all the looks of the automatic re-run (at least 0.0005 with the re-run)")->check(number_in(1e-9, 0.5))->capture_default_str();
   check->add_flag("--strict", k->strict, "treat INCONCLUSIVE (after the re-run) as a failure (exit 1)");
   check->add_flag("--no-rerun", k->no_rerun, "do not re-run automatically when inconclusive");
   check->add_option("--max-seconds", k->max_seconds,

@@ -145,7 +145,7 @@ TEST(Cli, BadInputExitsWithStatusTwoAndAClearMessage) {
 // value and the range; NaN too.
 TEST(Cli, NumericOptionsRefuseValuesOutsideTheirRange) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"compare a.json b.json --alpha nan", "--alpha: 'nan' is not a number from 0.0005 to 0.5"},
+      {"compare a.json b.json --alpha nan", "--alpha: 'nan' is not a number from 1e-09 to 0.5"},
       {"check --record /tmp/dyno_never_written.json --runs 1", "--runs: '1' is not a whole number from 3 to 1000"},
       {"tune -w fashion-mlp -o /tmp/dyno_never_written --trials -1", "--trials: '-1' is not a whole number from 1 to 1000000"},
       {"tune -w fashion-mlp -o /tmp/dyno_never_written --seed -1", "--seed: '-1' is not a whole number from 0 to 9223372036854775807"},
@@ -187,6 +187,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"train -c " + d + "/tune-report.json", "tune-report.json' is a tuning report; give the best-config.json beside it"},
       {"check --record " + d + "/b.json --baseline " + d + "/b.json", "--baseline excludes --record"},
       {"check -w fashion-mlp --baseline " + d + "/b.json", "--workload requires --record"},
+      {"check --baseline " + d + "/b.json --alpha 1e-4", "--alpha 0.000100 is below 0.0005, the smallest level the automatic re-run's looks can share"},
       {"launch --nproc 2 -- /nonexistent-dyno-program", "[launch] '/nonexistent-dyno-program' is not an executable file"},
       {"launch --master-addr no-such-host.invalid -- true", "[launch] --master-addr 'no-such-host.invalid' does not resolve: "},
       {"tune -w fashion-mlp --space " + d + "/empty-space.json -o " + d + "/tune", "[space] has no axes"},
