@@ -371,9 +371,11 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   const auto& profiles = tune.value("profiles", nlohmann::json());
   if (profiles.is_object()) h << "<h2>What limits it: bottleneck verdicts</h2>" << verdict_table(profiles);
   const auto& phase1 = tune.value("throughput_phase", nlohmann::json());
-  if (phase1.is_object() && phase1.value("report", nlohmann::json()).is_string())
-    h << "<p class='meta'>Phase 1 (throughput) chose " << escape(phase1.value("best_changes", nlohmann::json("-")).dump()) << "; its report: <code>"
-      << escape(phase1["report"].get<std::string>()) << "</code> (<code>dyno report</code> its folder for its own page).</p>";
+  if (phase1.is_object()) {
+    const auto& chose = phase1.value("best_changes", nlohmann::json());
+    h << "<p class='meta'>Phase 1 (throughput) chose " << (chose.is_string() ? escape(chose.get<std::string>()) : std::string("nothing (no trial succeeded)"))
+      << "; its report is <code>throughput/report.json</code> in this folder (<code>dyno report</code> that folder for its own page).</p>";
+  }
   if (figure.to_target)
     h << "<h2>Time to the target per trial</h2>" << throughput_chart(trials, best_id, figure)
       << "<p class='meta'>Dots: seconds each trial took to reach the target; green: the best; red &#x2715;: failed, rejected or missed the target (hover for the reason).</p>";
@@ -427,9 +429,9 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
     const auto& to_target = t.value("time_to_target_s", nlohmann::json());
     h << "<tr><td>" << t["id"] << (t["id"] == best_id ? " *" : "") << "</td><td>" << escape(t.value("stage", "")) << "</td><td>"
       << escape(t.value("outcome", "")) << "</td><td>" << format_fixed(safe(t, "samples_per_second"), 0) << "</td><td>"
-      << (figure.to_target || t.value("stage", "") == "verify"
-              ? (to_target.is_number() ? format_fixed(to_target.get<double>(), 1) : std::string("-"))
-              : "[" + format_fixed(safe(t, "ci_low"), 0) + ", " + format_fixed(safe(t, "ci_high"), 0) + "]")
+      << (figure.to_target ? (to_target.is_number() ? format_fixed(to_target.get<double>(), 1) : std::string("-"))
+          : t.value("stage", "") == "verify" ? (to_target.is_number() ? format_fixed(to_target.get<double>(), 1) + " s to target" : std::string("-"))
+                                             : "[" + format_fixed(safe(t, "ci_low"), 0) + ", " + format_fixed(safe(t, "ci_high"), 0) + "]")
       << "</td><td>" << format_fixed(safe(t, "peak_memory_bytes") / 1048576.0, 0) << "</td><td>"
       << escape(t.value("changes", "")) << "</td><td>" << escape(t.value("reason", "").substr(0, 120)) << "</td></tr>";
   }

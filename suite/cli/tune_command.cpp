@@ -196,12 +196,14 @@ class ProgramTrials : public TrialSource {
   nlohmann::json best_config(const nlohmann::json& base, const nlohmann::json& point) const override {
     nlohmann::json full = base;
     full.update(point);
-    return options_.program.best_config_json(full, options_.seed);
+    nlohmann::json config = options_.program.best_config_json(full, options_.seed);
+    config["working_directory"] = std::filesystem::current_path().string();  // where the trials ran: the command's relative paths
+    return config;
   }
   void write_companion(const std::string& dir, const nlohmann::json& best_config) const override {
     write_file_atomically(dir + "/best-config.sh", "#!/bin/sh\n# dyno's tuned configuration: the command line and environment to run\n" +
                                                        options_.program.best_config_shell(best_config["point"], options_.seed,
-                                                                                          std::filesystem::current_path().string()) + "\n");
+                                                                                          best_config["working_directory"].get<std::string>()) + "\n");
   }
 
  private:

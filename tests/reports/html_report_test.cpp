@@ -59,6 +59,7 @@ TEST(HtmlReport, StatesTheVerdictsTheChosenOpTableAndVerificationAgainstWallCloc
   EXPECT_NE(html.find("wall-clock time (s)"), std::string::npos);
   // Runs after the search are listed with every trial, but are not plotted as the search's.
   EXPECT_NE(html.find("<td>999999</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>verify</td><td>ok</td><td>999999</td><td>-</td>"), std::string::npos);  // no interval for a run to the target
   EXPECT_EQ(html.find("999999 samples/s"), std::string::npos);
 }
 
@@ -117,7 +118,7 @@ TEST(HtmlReport, ATimeToTargetRunIsStatedInSecondsAndTheWorkloadsUnit) {
   EXPECT_NE(html.find("Verification over 2 seeds (total default time over total tuned time), <b>2.20x sooner</b>"), std::string::npos);
   EXPECT_NE(html.find("tuned, trial 8"), std::string::npos);
   EXPECT_NE(html.find("default, trial 5"), std::string::npos);
-  EXPECT_NE(html.find("runs/t/throughput/report.json"), std::string::npos);
+  EXPECT_NE(html.find("Phase 1 (throughput) chose amp=bf16; its report is <code>throughput/report.json</code> in this folder"), std::string::npos);
 }
 
 // What a report file names is text, never markup: a phase's name and a benchmark's time unit too. (The

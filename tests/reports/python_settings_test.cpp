@@ -78,6 +78,26 @@ TEST(PythonSettings, HostAllocatorSaysWhatToSetAndWhen) {
   EXPECT_TRUE(contains(best_config_python(c, {}), "libc.mallopt(-4, 0)  # M_MMAP_MAX"));
 }
 
+// Every branch parses as Python, without torch (fp16's GradScaler, the user's own loss, hugepages).
+TEST(PythonSettings, IsValidPython) {
+  if (std::system("python3 -c pass > /dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+  RunConfig c;
+  c.amp = "fp16";
+  c.device = "cuda";
+  c.host_allocator = "hugepages";
+  c.checkpointing = true;
+  c.channels_last = true;
+  c.optimizer = "sgd";
+  c.lr = 0.1;
+  c.schedule = "cosine";
+  const std::string path = ::testing::TempDir() + "/python_settings_" + std::to_string(::getpid()) + ".py";
+  for (const char* loss : {"cross_entropy", "mse", "own"}) {
+    write_file_atomically(path, best_config_python(c, {0, 0.9, 0.05, loss}));
+    EXPECT_EQ(std::system(("python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' " + path).c_str()), 0) << loss << "\n" << read_file(path);
+  }
+  std::remove(path.c_str());
+}
+
 // The file runs in Python torch and its train_step trains, as the README uses it, for each loss and
 // both optimizers, over grad_accum_steps micro-batches.
 TEST(PythonSettings, RunsInPythonTorchAndItsTrainStepTrains) {

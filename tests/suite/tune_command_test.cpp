@@ -383,6 +383,7 @@ TEST(TuneCommand, AProgramIsTunedThroughItsReportAndResumesAfterAKill) {
   EXPECT_EQ(best["environment"]["DYNO_KNOB_MODE"], "fast");
   EXPECT_EQ(best["argv"].back(), "--not-an-option-of-dyno");
   EXPECT_NE(read_file(dir + "/run/best-config.sh").find("DYNO_KNOB_BATCH_SIZE=64 DYNO_KNOB_MODE=fast DYNO_SEED=0 /bin/sh"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir + "/run/best-config.json"))["working_directory"], std::filesystem::current_path().string());
   std::system(("rm -rf " + dir).c_str());
 }
 
