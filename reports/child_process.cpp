@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -137,9 +139,17 @@ std::string last_line_of(const std::string& path) {
   } catch (const UserError&) {
     return "";
   }
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  const auto nl = text.find_last_of('\n');
-  std::string line = nl == std::string::npos ? text : text.substr(nl + 1);
+  std::string line;
+  for (size_t end = text.size(); end > 0;) {
+    const size_t nl = text.find_last_of('\n', end - 1);
+    const size_t start = nl == std::string::npos ? 0 : nl + 1;
+    line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (std::any_of(line.begin(), line.end(), [](unsigned char c) { return std::isalnum(c); })) break;
+    line.clear();
+    if (nl == std::string::npos) break;
+    end = nl;
+  }
   return line.size() > 400 ? line.substr(0, 400) : line;
 }
 

@@ -40,7 +40,8 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::string& l
 // first executable file of that name on PATH, as a shell would find it; empty when none.
 std::string find_executable(const std::string& name);
 
-// The last line of a (log) file, at most 400 characters; empty when unreadable.
+// The last line of a (log) file with a letter or digit in it (a banner of '=' or a blank line says
+// nothing), at most 400 characters; empty when unreadable.
 std::string last_line_of(const std::string& path);
 
 }  // namespace dyno

@@ -164,7 +164,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     if (out_of_space) throw OutOfSpace("tune", "the program ran out of space: " + last);
     const bool oom = last.find("out of memory") != std::string::npos || last.find("MemoryError") != std::string::npos;
     trial.outcome = oom ? Outcome::Oom : Outcome::Crashed;
-    trial.reason = "exit status " + std::to_string(child.exit_code) + ": " + last;
+    trial.reason = "exit status " + std::to_string(child.exit_code) + ": " + last + " (log: " + log_path + ")";
     return trial;
   }
 

@@ -106,7 +106,7 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   }
   if ((code != 0 && code != 3) || !std::filesystem::exists(report_path)) {
     trial.outcome = Outcome::Crashed;
-    trial.reason = "exit status " + std::to_string(code) + ": " + last_line_of(log_path);
+    trial.reason = "exit status " + std::to_string(code) + ": " + last_line_of(log_path) + " (log: " + log_path + ")";
     return trial;
   }
   RunReport report = read_report(report_path);

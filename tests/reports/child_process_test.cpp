@@ -24,6 +24,9 @@ TEST(ChildProcess, ReportsTheExitCodeAndSendsOutputToTheLog) {
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(last_line_of(log), "hello");
   std::remove(log.c_str());
+  run_child({"/bin/sh", "-c", "echo 'Error: the cause'; echo '===='; echo; echo '  '"}, log, 30);
+  EXPECT_EQ(last_line_of(log), "Error: the cause");  // the last line that says something
+  std::remove(log.c_str());
 }
 
 TEST(ChildProcess, KillsAChildThatOutlivesItsTimeout) {

@@ -100,9 +100,10 @@ TEST_F(CommandTrials, ACrashAHangAndAnOutOfMemoryAreOutcomes) {
   Trial t = run(program("kill -SEGV $$\n"), {});
   EXPECT_EQ(t.outcome, Outcome::Crashed);
   EXPECT_NE(t.reason.find("killed by signal 11"), std::string::npos) << t.reason;
-  t = run(program("echo 'ValueError: bad shape' >&2; exit 1\n"), {});
+  t = run(program("echo 'ValueError: bad shape' >&2; echo '=========' >&2; echo >&2; exit 1\n"), {});  // a banner after it says nothing
   EXPECT_EQ(t.outcome, Outcome::Crashed);
-  EXPECT_EQ(t.reason, "exit status 1: ValueError: bad shape");
+  EXPECT_EQ(t.reason.rfind("exit status 1: ValueError: bad shape (log: ", 0), 0u) << t.reason;
+  EXPECT_NE(t.reason.find("/log.txt)"), std::string::npos) << t.reason;
   t = run(program("echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB' >&2; exit 1\n"), {});
   EXPECT_EQ(t.outcome, Outcome::Oom);
   auto hang = program("sleep 30\n");
