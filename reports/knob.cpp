@@ -1,6 +1,7 @@
 #include "reports/knob.h"
 
 #include <cmath>
+#include <cctype>
 #include <sstream>
 
 #include "reports/json_fields.h"
@@ -45,7 +46,7 @@ std::string Knob::valid_text() const {
       return "an integer in [" + format_number(min_value) + ", " + format_number(max_value) + "]";
     case KnobType::Real:
       return "a number in [" + format_number(min_value) + ", " + format_number(max_value) + "]";
-    case KnobType::Boolean: return "true or false";
+    case KnobType::Boolean: return "true or false (also 1/0, yes/no, on/off)";
     case KnobType::Choice: return "one of " + join(choices, ", ");
     case KnobType::Text: return "any text";
   }
@@ -81,9 +82,13 @@ nlohmann::json Knob::parse_text(const std::string& text) const {
       return v;
     }
     case KnobType::Boolean:
-      if (text == "true" || text == "1" || text == "on" || text == "yes") return true;
-      if (text == "false" || text == "0" || text == "off" || text == "no") return false;
+    {
+      std::string lower = text;  // Python's True and False too
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (lower == "true" || lower == "1" || lower == "on" || lower == "yes") return true;
+      if (lower == "false" || lower == "0" || lower == "off" || lower == "no") return false;
       return fail();
+    }
     case KnobType::Choice:
     case KnobType::Text:
       if (!valid_utf8(text)) return fail();

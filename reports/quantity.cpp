@@ -1,5 +1,7 @@
 #include "reports/quantity.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -25,16 +27,32 @@ double parse_quantity(const std::string& text, const std::map<std::string, doubl
 }
 
 double parse_duration_s(const std::string& text, const std::string& where, const std::string& flag) {
-  const double seconds = parse_quantity(text, {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}}, where, flag, "a duration like 90s, 10m or 1.5h");
+  const std::string what = "a duration like 90s, 10m, 1.5h or 1m30s";
+  const std::map<std::string, double> units = {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}};
+  // "1h05m", "1m30s" (as dyno prints durations): each part a number and its unit.
+  double seconds = 0;
+  const bool parts = text.find_first_not_of("0123456789.hms") == std::string::npos && !text.empty() && std::isalpha(static_cast<unsigned char>(text.back())) &&
+                     std::count_if(text.begin(), text.end(), [](char c) { return c == 'h' || c == 'm' || c == 's'; }) > 1;
+  for (size_t start = 0, unit; parts && start < text.size(); start = unit + 1) {
+    unit = text.find_first_of("hms", start);
+    try {
+      seconds += parse_quantity(text.substr(start, unit == std::string::npos ? std::string::npos : unit + 1 - start), units, where, flag, what, start > 0);
+    } catch (const UserError&) {
+      throw UserError(where, flag + ": '" + text + "' is not " + what);
+    }
+    if (unit == std::string::npos) break;
+  }
+  if (!parts) seconds = parse_quantity(text, units, where, flag, what);
   if (seconds > 366.0 * 86400) throw UserError(where, flag + ": '" + text + "' is more than a year; give at most 8784h");
   return seconds;
 }
 
 double parse_bytes(const std::string& text, const std::string& where, const std::string& flag) {
   const double bytes = parse_quantity(text,
-                                      {{"", 1}, {"B", 1}, {"K", 1024.0}, {"KiB", 1024.0}, {"M", 1048576.0}, {"MiB", 1048576.0},
-                                       {"G", 1073741824.0}, {"GiB", 1073741824.0}},
-                                      where, flag, "a size like 4000000000, 512M or 2G");
+                                      {{"", 1},       {"B", 1},          {"K", 1024.0},       {"k", 1024.0},         {"KB", 1024.0},
+                                       {"KiB", 1024.0}, {"M", 1048576.0},   {"m", 1048576.0},    {"MB", 1048576.0},     {"MiB", 1048576.0},
+                                       {"G", 1073741824.0}, {"g", 1073741824.0}, {"GB", 1073741824.0}, {"GiB", 1073741824.0}},
+                                      where, flag, "a size like 4000000000, 512M or 2G (K, M, G, KB, MB, GB: binary units)");
   if (bytes >= 0x1p63) throw UserError(where, flag + ": '" + text + "' is more bytes than a size holds (2^63); give at most 8589934591G");
   return bytes;
 }

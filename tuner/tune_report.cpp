@@ -13,7 +13,7 @@ std::string describe_changes(const Tuner& tuner, const nlohmann::json& point) {
   for (const auto& [knob, value] : point.items())
     if (!tuner.start_point().contains(knob) || tuner.start_point()[knob] != value)
       out += (out.empty() ? "" : " ") + knob + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
-  return out.empty() ? "(start)" : out;
+  return !out.empty() ? out : point.empty() ? "(default)" : "(start)";  // {}: the untuned configuration (verification, profile)
 }
 
 nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) {

@@ -28,7 +28,8 @@ struct TuneSummary {
 };
 
 nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary);
-// "knob=value knob=value" for the knobs a point changes from the tuner's start point.
+// "knob=value knob=value" for the knobs a point changes from the tuner's start point; "(start)"
+// for it, "(default)" for the empty point (the untuned configuration a verification runs).
 std::string describe_changes(const Tuner& tuner, const nlohmann::json& point);
 
 }  // namespace dyno

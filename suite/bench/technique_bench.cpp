@@ -184,8 +184,8 @@ void matmul(benchmark::State& state, bool bf16) {
     benchmark::DoNotOptimize(torch::matmul(a, b).data_ptr());
     finish(device);
   }
-  // 2*m*n*n floating-point operations per product.
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * n * n * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  // 2*m*n*n floating-point operations per product; a rate, which Google Benchmark prints as "GFLOP=.../s".
+  state.counters["GFLOP"] = benchmark::Counter(2.0 * m * n * n * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
   state.SetLabel(device.str());
 }
 

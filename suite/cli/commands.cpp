@@ -130,7 +130,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--profile-steps", args->profile_steps, "steps to profile with --profile")->capture_default_str()->check(whole_number_in(1, 100000));
   handlers()[cmd] = [args] {
     RunConfig config = build_config(args->config_path, args->workload, args->settings);
-    apply_model_file_args(args->model_file, config);
+    apply_model_file_args(args->model_file, args->workload, config);
     // No file this run writes may be another it writes or one it reads (the model, the data).
     auto same = [](const std::string& a, const std::string& b) {
       return !a.empty() && !b.empty() && std::filesystem::weakly_canonical(a) == std::filesystem::weakly_canonical(b);
@@ -221,7 +221,9 @@ void add_model_file_options(CLI::App* command, ModelFileArgs& args) {
   command->add_option("--loss", args.loss, "with --model: cross_entropy (class targets, accuracy) or mse (float targets, val_loss)");
 }
 
-void apply_model_file_args(const ModelFileArgs& args, RunConfig& config) {
+void apply_model_file_args(const ModelFileArgs& args, const std::string& workload_option, RunConfig& config) {
+  if (!args.model.empty() && !workload_option.empty())
+    throw UserError("cli", "--workload " + workload_option + " and --model: a --model is the workload (workload=torchscript); give one of them");
   if (args.model.empty()) {
     if (!args.data.empty() || !args.eval_data.empty() || !args.loss.empty())
       throw UserError("cli", "--data, --eval-data and --loss go with --model (a TorchScript model); built-in workloads bring their own data");

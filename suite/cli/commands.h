@@ -23,8 +23,9 @@ struct ModelFileArgs {
 };
 void add_model_file_options(CLI::App* command, ModelFileArgs& args);
 // Sets workload=torchscript and the file knobs (as absolute paths, so that trials and saved
-// configs find them from any folder) when --model is given; refuses --data without --model.
-void apply_model_file_args(const ModelFileArgs& args, RunConfig& config);
+// configs find them from any folder) when --model is given; refuses --data without --model, and
+// --model with a --workload (`workload_option`, empty when not given).
+void apply_model_file_args(const ModelFileArgs& args, const std::string& workload_option, RunConfig& config);
 
 std::string version_text();
 void add_train_command(CLI::App& app);

@@ -359,7 +359,7 @@ std::string trials_table(const Tuner& tuner) {
                   std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0, interval,
                   static_cast<double>(t.peak_memory_bytes) / (1 << 20), t.wall_time_s, describe_changes(tuner, t.point).c_str());
     out << line;
-    if (!t.ok() && !t.reason.empty()) out << "        " << t.reason.substr(0, 160) << "\n";
+    if (!t.ok() && !t.reason.empty()) out << "        " << (t.reason.size() > 160 ? t.reason.substr(0, 157) + "... (whole in report.json)" : t.reason) << "\n";
   }
   return out.str();
 }
@@ -413,7 +413,7 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   RunConfig base;
   for (const auto& s : args.settings) apply_setting(base, s);
   base.workload = args.workload.empty() ? default_workload() : args.workload;
-  apply_model_file_args(args.model_file, base);
+  apply_model_file_args(args.model_file, args.workload, base);
   t.workload = workload_for(base);
   const Workload& workload = *t.workload;
   // Without --max-ranks, every visible GPU may be a rank on CUDA.
@@ -484,8 +484,8 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
 }
 
 Tunable program_tunable(const TuneArgs& args, bool to_target) {
-  if (!args.settings.empty() || !args.model_file.model.empty() || args.max_ranks != 0)
-    throw UserError("tune", "--set, --model and --max-ranks are for dyno's workloads; a --command program takes its knobs from --space and --axis");
+  if (!args.settings.empty() || !args.model_file.model.empty() || args.max_ranks != 0 || !args.workload.empty())
+    throw UserError("tune", "--workload, --set, --model and --max-ranks are for dyno's workloads; a --command program takes its knobs from --space and --axis");
   if (args.space_path.empty() && args.axes.empty())
     throw UserError("tune", "--command needs a search space: --space FILE or --axis knob=v1,v2 (dyno cannot guess a program's knobs)");
   if (to_target && args.target.empty())
@@ -732,13 +732,18 @@ int run_tune(const TuneArgs& args) {
                   estimate, tunable.subject.throughput_unit.c_str(), processes, processes == 1 ? "" : "es", best->samples_per_second, best->ci_low,
                   best->ci_high, describe_changes(tuner, best->point).c_str());
     } else {
-      std::printf("\nno trial succeeded; see the reasons above\n");
+      const bool any_ok = std::any_of(tuner.trials().begin(), tuner.trials().end(), [](const Trial& t) { return t.ok() && !t.after_search(); });
+      std::printf("\n%s; see the reasons above\n", to_target ? "no configuration reached the target in phase 2 (its runs to the target)"
+                                                  : any_ok   ? "no point ran without a failed process (one failed process rules a point out)"
+                                                             : "no trial succeeded");
     }
     if (best) std::printf("%s\n", describe_noise(tuner.noise()).c_str());
     if (!summary.verification.is_null()) {
       const auto& v = summary.verification;
       auto seconds = [](const nlohmann::json& t) {
-        return t["time_to_target_s"].is_number() ? format_fixed(t["time_to_target_s"].get<double>(), 1) + " s" : "not reached";
+        if (!t["time_to_target_s"].is_number()) return std::string("not reached");
+        const double s = t["time_to_target_s"].get<double>();
+        return format_fixed(s, s < 10 ? 2 : 1) + " s";  // a tiny run's seconds still tell its speed-up
       };
       for (const auto& p : v["seeds"])
         std::printf("verification (train to target %s %.4g, seed %lld): tuned %s, default %s, speedup %s\n", tunable.metric.c_str(),
@@ -766,7 +771,9 @@ int run_tune(const TuneArgs& args) {
       trial_count += throughput->tuner->executed_trials();
       spent += throughput->tuner->spent_s();
     }
-    std::printf("tuning cost: %lld trials, %s of trials, %s wall\n", static_cast<long long>(trial_count), format_duration(spent).c_str(),
+    std::printf(tuner.resumed_from_journal() ? "tuning cost: %lld trials, %s of trials (the journal's included), %s wall this session\n"
+                                             : "tuning cost: %lld trials, %s of trials, %s wall\n",
+                static_cast<long long>(trial_count), format_duration(spent).c_str(),
                 format_duration(summary.wall_time_s).c_str());
     const std::string companion = program ? "best-config.sh" : "best-config.py";
     const std::string& dir = final_phase->dir;  // (phase 1's folder when time to target stopped there)
@@ -787,10 +794,10 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--axis,-a", args->axes, "override an axis: knob=v1,v2 | knob=lo:hi:xF | knob=lo:hi:+S (repeatable; a value twice counts once)")->take_all();
   cmd->add_option("--set,-s", args->settings, "knob=value for every trial (device, size, ...), repeatable")->take_all();
   cmd->add_option("--strategy", args->strategy, "grid | random | staged | halving")->capture_default_str();
-  cmd->add_option("--budget", args->budget, "stop after this much trial time: 90s, 10m, 1h");
+  cmd->add_option("--budget", args->budget, "stop after this much trial time: 90s, 10m, 1h, 1m30s");
   cmd->add_option("--trials", args->trials, "stop after this many trials")->check(whole_number_in(1, 1000000));
   cmd->add_option("--objective", args->objective, "throughput | time-to-target")->capture_default_str();
-  cmd->add_option("--memory-limit", args->memory_limit, "a trial whose peak memory is above this is oom (bytes, or 512M, 2G)");
+  cmd->add_option("--memory-limit", args->memory_limit, "a trial whose peak memory is above this is oom (bytes, or 512M, 2G, 2GB: binary units)");
   cmd->add_flag("--resume", args->resume, "continue the journal in --out (after an interruption or kill)");
   cmd->add_option("--out,-o", args->out, "output folder (journal, trials, report.json, best-config.json/.py)")->required()->check(not_empty());
   cmd->add_option("--seed", args->seed, "seed for the random and halving strategies, and a --command program's base seed (DYNO_SEED); --resume checks it")

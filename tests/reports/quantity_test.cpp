@@ -19,7 +19,7 @@ TEST(Quantity, ParsesUnitsAndNamesTheFlagOnError) {
     parse_duration_s("10 minutes", "tune", "--budget");
     FAIL();
   } catch (const UserError& e) {
-    EXPECT_STREQ(e.what(), "[tune] --budget: '10 minutes' is not a duration like 90s, 10m or 1.5h");
+    EXPECT_STREQ(e.what(), "[tune] --budget: '10 minutes' is not a duration like 90s, 10m, 1.5h or 1m30s");
   }
   EXPECT_THROW(parse_bytes("-2G", "tune", "--memory-limit"), UserError);
   EXPECT_THROW(parse_duration_s("nan", "tune", "--budget"), UserError);
@@ -43,6 +43,19 @@ TEST(Quantity, RefusesValuesBeyondTheirUseWithTheLimit) {
   EXPECT_EQ(format_duration(185), "3m05s");
   EXPECT_EQ(format_duration(3720), "1h02m");
   EXPECT_EQ(format_duration(-1), "?");
+}
+
+// What dyno prints it also reads: a duration of parts (1m30s, 1h05m); sizes in the spellings of
+// other tools (2g, 2GB), all binary.
+TEST(Quantity, ReadsCompoundDurationsAndCommonSizeSpellings) {
+  EXPECT_DOUBLE_EQ(parse_duration_s("1m30s", "tune", "--budget"), 90);
+  EXPECT_DOUBLE_EQ(parse_duration_s(format_duration(3720), "tune", "--budget"), 3720);
+  EXPECT_DOUBLE_EQ(parse_duration_s("1m0s", "tune", "--budget"), 60);
+  EXPECT_THROW(parse_duration_s("1h30", "tune", "--budget"), UserError);
+  EXPECT_THROW(parse_duration_s("1h30m5", "tune", "--budget"), UserError);  // every part names its unit
+  EXPECT_THROW(parse_duration_s("1ms", "tune", "--budget"), UserError);
+  for (const char* two_gib : {"2G", "2g", "2GB", "2GiB"}) EXPECT_DOUBLE_EQ(parse_bytes(two_gib, "tune", "--memory-limit"), 2.0 * 1073741824) << two_gib;
+  EXPECT_DOUBLE_EQ(parse_bytes("512MB", "tune", "--memory-limit"), 512.0 * 1048576);
 }
 
 }  // namespace

@@ -55,7 +55,9 @@ TEST(RunConfig, ErrorsNameFieldValueAndValidValues) {
   EXPECT_EQ(error_of([&] { apply_setting(c, "amp=fp8"); }), "[config] amp: 'fp8' is not one of off, fp16, bf16");
   EXPECT_EQ(error_of([&] { apply_setting(c, "batch_size=0"); }), "[config] batch_size: 0 is not an integer in [1, 1048576]");
   EXPECT_EQ(error_of([&] { apply_setting(c, "batch_size=12x"); }), "[config] batch_size: '12x' is not an integer in [1, 1048576]");
-  EXPECT_EQ(error_of([&] { apply_setting(c, "pin_memory=maybe"); }), "[config] pin_memory: 'maybe' is not true or false");
+  EXPECT_EQ(error_of([&] { apply_setting(c, "pin_memory=maybe"); }), "[config] pin_memory: 'maybe' is not true or false (also 1/0, yes/no, on/off)");
+  apply_setting(c, "pin_memory=True");  // as Python writes it
+  EXPECT_TRUE(c.pin_memory);
   EXPECT_EQ(error_of([&] { apply_setting(c, "num_workers=-1"); }), "[config] num_workers: -1 is not an integer in [0, 64]");
   EXPECT_NE(error_of([&] { apply_setting(c, "bogus=1"); }).find("[config] unknown knob 'bogus'; known knobs: workload,"), std::string::npos);
   EXPECT_EQ(error_of([&] { apply_setting(c, "noequals"); }), "[config] --set expects key=value, got 'noequals'");
