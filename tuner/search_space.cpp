@@ -111,7 +111,8 @@ const Knob& SearchSpace::knob(const std::string& name) const {
     std::string tunable;
     for (const auto& k : all_knobs())
       if (k.tunable) tunable += (tunable.empty() ? "" : ", ") + k.name;
-    throw UserError("space", "axis '" + name + "' is not a knob; tunable knobs: " + tunable);
+    throw UserError("space", "axis '" + name + "' is not a knob; tunable knobs: " + tunable + " (a program's own knob is declared in the space: " +
+                                 "\"knobs\": {\"" + name + "\": {\"type\": \"integer\"}}, type bool, integer, real, choice or text)");
   }
   if (!knob->tunable && !knob->testing)
     throw UserError("space", "axis '" + name + "' is a knob the tuner does not search (it is a run setting; give it with --set instead)");

@@ -48,6 +48,9 @@ TEST(SearchSpace, ErrorsNameTheAxisAndTheValue) {
   EXPECT_NE(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"warp_speed": [1]}})")); })
                 .find("[space] axis 'warp_speed' is not a knob; tunable knobs:"),
             std::string::npos);
+  EXPECT_NE(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"warp_speed": [1, 2]}})")); })
+                .find("(a program's own knob is declared in the space: \"knobs\": {\"warp_speed\": {\"type\": \"integer\"}}"),
+            std::string::npos);
   EXPECT_NE(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"seed": [1, 2]}})")); })
                 .find("[space] axis 'seed' is a knob the tuner does not search"),
             std::string::npos);
