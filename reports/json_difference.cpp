@@ -6,8 +6,15 @@ std::string first_difference(const std::string& name, const nlohmann::json& a, c
   const nlohmann::json patch = nlohmann::json::diff(a, b);
   if (patch.empty()) return "";
   const nlohmann::json& change = patch.front();
-  const std::string path = change["path"].get<std::string>(), op = change["op"].get<std::string>();
-  const nlohmann::json::json_pointer pointer(path);
+  std::string path = change["path"].get<std::string>(), op = change["op"].get<std::string>();
+  nlohmann::json::json_pointer pointer(path);
+  // A list that differs is shown whole ("axes/batch_size [32, 64], not [64, 128]"), not by element.
+  if (!pointer.empty() && a.contains(pointer.parent_pointer()) && b.contains(pointer.parent_pointer()) &&
+      a.at(pointer.parent_pointer()).is_array() && b.at(pointer.parent_pointer()).is_array()) {
+    pointer = pointer.parent_pointer();
+    path = pointer.to_string();
+    op = "replace";
+  }
   auto shown = [](const nlohmann::json& value) {
     const std::string text = value.dump();
     return text.size() > 200 ? text.substr(0, 200) + "..." : text;

@@ -16,6 +16,11 @@ TEST(JsonDifference, NamesThePathAndBothValuesOfTheFirstDifference) {
   EXPECT_EQ(first_difference("base_config", made, making), "base_config/amp \"off\", not (none)");
   EXPECT_EQ(first_difference("seed", 0, 7), "seed 0, not 7");
   EXPECT_EQ(first_difference("seed", 7, 7), "");
+  // A list is shown whole, as the option that gave it wrote it.
+  EXPECT_EQ(first_difference("space", {{"axes", {{"batch_size", {32, 64}}}}}, {{"axes", {{"batch_size", {64, 128}}}}}),
+            "space/axes/batch_size [32,64], not [64,128]");
+  EXPECT_EQ(first_difference("space", {{"axes", {{"batch_size", {32}}}}}, {{"axes", {{"batch_size", {32, 64}}}}}),
+            "space/axes/batch_size [32], not [32,64]");
 }
 
 }  // namespace
