@@ -132,6 +132,26 @@ std::string find_executable(const std::string& name) {
   return "";
 }
 
+std::string error_line_of(const std::string& path) {
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const UserError&) {
+    return "";
+  }
+  size_t end = text.size();
+  for (int lines = 0; end > 0 && lines < 200; ++lines) {
+    const size_t nl = text.find_last_of('\n', end - 1);
+    const size_t start = nl == std::string::npos ? 0 : nl + 1;
+    const std::string line = text.substr(start, end - start);
+    for (const char* mark : {"Error", "Exception", "error:", "out of memory", "dyno: "})
+      if (line.find(mark) != std::string::npos) return line.size() > 400 ? line.substr(0, 400) : line;
+    if (nl == std::string::npos) break;
+    end = nl;
+  }
+  return last_line_of(path);
+}
+
 std::string last_line_of(const std::string& path) {
   std::string text;
   try {

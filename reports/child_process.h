@@ -43,5 +43,9 @@ std::string find_executable(const std::string& name);
 // The last line of a (log) file with a letter or digit in it (a banner of '=' or a blank line says
 // nothing), at most 400 characters; empty when unreadable.
 std::string last_line_of(const std::string& path);
+// The line of a (log) file that most likely says why its process failed: the last of its final 200
+// lines that names an error ("Error", "Exception", "error:", "out of memory", dyno's "dyno: "; a
+// launcher's footer may follow it), else last_line_of. At most 400 characters.
+std::string error_line_of(const std::string& path);
 
 }  // namespace dyno

@@ -46,7 +46,7 @@ std::string Knob::valid_text() const {
       return "an integer in [" + format_number(min_value) + ", " + format_number(max_value) + "]";
     case KnobType::Real:
       return "a number in [" + format_number(min_value) + ", " + format_number(max_value) + "]";
-    case KnobType::Boolean: return "true or false (also 1/0, yes/no, on/off)";
+    case KnobType::Boolean: return "true or false";
     case KnobType::Choice: return "one of " + join(choices, ", ");
     case KnobType::Text: return "any text";
   }
@@ -56,7 +56,8 @@ std::string Knob::valid_text() const {
 nlohmann::json Knob::parse_text(const std::string& text) const {
   auto fail = [&]() -> nlohmann::json {
     if (!valid_utf8(text)) throw UserError("config", name + ": the value is not valid UTF-8 text");
-    throw UserError("config", name + ": '" + text + "' is not " + valid_text());
+    // (As text, a bool takes more spellings than JSON's true and false.)
+    throw UserError("config", name + ": '" + text + "' is not " + valid_text() + (type == KnobType::Boolean ? " (also True/False, 1/0, yes/no, on/off)" : ""));
   };
   switch (type) {
     case KnobType::Integer: {

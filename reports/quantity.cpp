@@ -29,19 +29,25 @@ double parse_quantity(const std::string& text, const std::map<std::string, doubl
 double parse_duration_s(const std::string& text, const std::string& where, const std::string& flag) {
   const std::string what = "a duration like 90s, 10m, 1.5h or 1m30s";
   const std::map<std::string, double> units = {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}};
-  // "1h05m", "1m30s" (as dyno prints durations): each part a number and its unit.
+  // "1h05m", "1m30s" (as dyno prints durations): parts of h, m and s in that order, each once,
+  // each a number and its unit.
   double seconds = 0;
   const bool parts = text.find_first_not_of("0123456789.hms") == std::string::npos && !text.empty() && std::isalpha(static_cast<unsigned char>(text.back())) &&
                      std::count_if(text.begin(), text.end(), [](char c) { return c == 'h' || c == 'm' || c == 's'; }) > 1;
+  const std::string order = "hms";
+  size_t previous = 0;  // one past the last part's unit in `order`
   for (size_t start = 0, unit; parts && start < text.size(); start = unit + 1) {
-    unit = text.find_first_of("hms", start);
+    unit = text.find_first_of(order, start);
+    const size_t rank = order.find(text[unit]);
+    if (rank < previous) throw UserError(where, flag + ": '" + text + "' is not " + what);
+    previous = rank + 1;
     try {
-      seconds += parse_quantity(text.substr(start, unit == std::string::npos ? std::string::npos : unit + 1 - start), units, where, flag, what, start > 0);
+      seconds += parse_quantity(text.substr(start, unit + 1 - start), units, where, flag, what, /*allow_zero=*/true);
     } catch (const UserError&) {
       throw UserError(where, flag + ": '" + text + "' is not " + what);
     }
-    if (unit == std::string::npos) break;
   }
+  if (parts && !(seconds > 0)) throw UserError(where, flag + ": '" + text + "' is not " + what);
   if (!parts) seconds = parse_quantity(text, units, where, flag, what);
   if (seconds > 366.0 * 86400) throw UserError(where, flag + ": '" + text + "' is more than a year; give at most 8784h");
   return seconds;

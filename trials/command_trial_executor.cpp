@@ -157,14 +157,14 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
 
   if (record_abnormal_end(trial, child, options_.timeout_s)) return trial;
   if (!child.stopped && child.exit_code != 0) {
-    const std::string last = last_line_of(log_path);
+    const std::string last = error_line_of(log_path);
     // A program's own words for a full disk or a file size limit (strerror's, as Python's OSError prints them).
     const bool out_of_space = child.exit_code == kExitOutOfSpace || last.find("No space left on device") != std::string::npos ||
                               last.find("File too large") != std::string::npos || last.find("Disk quota exceeded") != std::string::npos;
     if (out_of_space) throw OutOfSpace("tune", "the program ran out of space: " + last);
     const bool oom = last.find("out of memory") != std::string::npos || last.find("MemoryError") != std::string::npos;
     trial.outcome = oom ? Outcome::Oom : Outcome::Crashed;
-    trial.reason = "exit status " + std::to_string(child.exit_code) + ": " + last + " (log: " + log_path + ")";
+    trial.reason = "exit status " + std::to_string(child.exit_code) + " (log: " + log_path + "): " + last;
     return trial;
   }
 

@@ -95,18 +95,18 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   if (record_abnormal_end(trial, child, options_.timeout_s)) return trial;
   const int code = child.exit_code;
   if (code == kExitOutOfSpace) {
-    std::string last = last_line_of(log_path);
+    std::string last = error_line_of(log_path);
     if (last.rfind("dyno: [file] ", 0) == 0) last = last.substr(13);
     throw OutOfSpace("tune", name + ": " + last);
   }
   if (code == 2) {
     trial.outcome = Outcome::InvalidConfig;
-    trial.reason = last_line_of(log_path);
+    trial.reason = error_line_of(log_path);
     return trial;
   }
   if ((code != 0 && code != 3) || !std::filesystem::exists(report_path)) {
     trial.outcome = Outcome::Crashed;
-    trial.reason = "exit status " + std::to_string(code) + ": " + last_line_of(log_path) + " (log: " + log_path + ")";
+    trial.reason = "exit status " + std::to_string(code) + " (log: " + log_path + "): " + error_line_of(log_path);
     return trial;
   }
   RunReport report = read_report(report_path);

@@ -162,7 +162,7 @@ double measure_once(const std::string& dyno, const nlohmann::json& config, const
   if (r.interrupted) throw CheckInterrupted{};
   if (r.signaled || r.timed_out || r.exit_code != 0)
     throw UserError("check", "measurement run " + std::to_string(index) + " of " + dyno + " failed: " +
-                                 (r.timed_out ? std::string("timed out") : r.signaled ? "signal " + std::to_string(r.signal) : last_line_of(log)));
+                                 (r.timed_out ? std::string("timed out") : r.signaled ? "signal " + std::to_string(r.signal) : error_line_of(log)));
   if (!std::filesystem::exists(out))
     throw UserError("check", "measurement run " + std::to_string(index) + " of '" + dyno + "' exited 0 without writing its report; is it a dyno binary?");
   const RunReport report = read_report(out);
@@ -435,7 +435,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
 // command, whatever its end; Ctrl-C stops the run under way and records nothing.
 int run_check(const CheckArgs& a) {
   if (a.record.empty() && !a.no_rerun && a.alpha < kSmallestAlpha)
-    throw UserError("check", "--alpha " + std::to_string(a.alpha) + " is below 0.0005, the smallest level the automatic re-run's looks can share; "
+    throw UserError("check", "--alpha " + nlohmann::json(a.alpha).dump() + " is below 0.0005, the smallest level the automatic re-run's looks can share; "
                              "give --alpha 0.0005 or more, or --no-rerun");
   check_interrupted = false;
   auto on_interrupt = [](int) { check_interrupted = true; };

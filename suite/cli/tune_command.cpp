@@ -710,8 +710,9 @@ int run_tune(const TuneArgs& args) {
       if (!tuner.start_point().contains(knob) || tuner.start_point()[knob] != value) first.erase(knob);
     for (const auto& [knob, value] : throughput->tuner->best()->point.items())
       if (final_phase->base.value(knob, value) != value) first.erase(knob);
+    const auto unchanged = [](const std::string& changes) { return changes == "(start)" || changes == "(default)"; };
     const std::string c = describe_changes(*throughput->tuner, first);
-    summary.best_changes = c == "(start)" ? second : second == "(start)" ? c : c + " " + second;
+    summary.best_changes = unchanged(c) ? second : unchanged(second) ? c : c + " " + second;
   }
   write_outputs(*final_phase, summary, trials);
 
@@ -732,10 +733,14 @@ int run_tune(const TuneArgs& args) {
                   estimate, tunable.subject.throughput_unit.c_str(), processes, processes == 1 ? "" : "es", best->samples_per_second, best->ci_low,
                   best->ci_high, describe_changes(tuner, best->point).c_str());
     } else {
-      const bool any_ok = std::any_of(tuner.trials().begin(), tuner.trials().end(), [](const Trial& t) { return t.ok() && !t.after_search(); });
-      std::printf("\n%s; see the reasons above\n", to_target ? "no configuration reached the target in phase 2 (its runs to the target)"
-                                                  : any_ok   ? "no point ran without a failed process (one failed process rules a point out)"
-                                                             : "no trial succeeded");
+      // (A run to the target that missed it ran: it is rejected, not failed.)
+      auto ran = [](const Tuner& t) {
+        return std::any_of(t.trials().begin(), t.trials().end(), [](const Trial& x) { return (x.ok() || x.outcome == Outcome::Rejected) && !x.after_search(); });
+      };
+      const bool any_ok = ran(tuner) || (throughput && ran(*throughput->tuner));
+      std::printf("\n%s; see the reasons above\n", !any_ok   ? "no trial succeeded"
+                                                  : to_target ? "no configuration reached the target in phase 2 (its runs to the target)"
+                                                              : "no point ran without a failed process (one failed process rules a point out)");
     }
     if (best) std::printf("%s\n", describe_noise(tuner.noise()).c_str());
     if (!summary.verification.is_null()) {
@@ -771,7 +776,8 @@ int run_tune(const TuneArgs& args) {
       trial_count += throughput->tuner->executed_trials();
       spent += throughput->tuner->spent_s();
     }
-    std::printf(tuner.resumed_from_journal() ? "tuning cost: %lld trials, %s of trials (the journal's included), %s wall this session\n"
+    const bool resumed = tuner.resumed_from_journal() || (two_phases && throughput->tuner->resumed_from_journal());
+    std::printf(resumed ? "tuning cost: %lld trials, %s of trials (the journal's included), %s wall this session\n"
                                              : "tuning cost: %lld trials, %s of trials, %s wall\n",
                 static_cast<long long>(trial_count), format_duration(spent).c_str(),
                 format_duration(summary.wall_time_s).c_str());

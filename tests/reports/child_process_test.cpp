@@ -26,6 +26,9 @@ TEST(ChildProcess, ReportsTheExitCodeAndSendsOutputToTheLog) {
   std::remove(log.c_str());
   run_child({"/bin/sh", "-c", "echo 'Error: the cause'; echo '===='; echo; echo '  '"}, log, 30);
   EXPECT_EQ(last_line_of(log), "Error: the cause");  // the last line that says something
+  run_child({"/bin/sh", "-c", "echo 'RuntimeError: the cause'; echo 'see https://x for a traceback'"}, log, 30);
+  EXPECT_EQ(error_line_of(log), "RuntimeError: the cause");  // the error, not the footer after it
+  EXPECT_EQ(last_line_of(log), "see https://x for a traceback");
   std::remove(log.c_str());
 }
 

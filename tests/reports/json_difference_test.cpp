@@ -1,5 +1,7 @@
 #include "reports/json_difference.h"
 
+#include <vector>
+
 #include <gtest/gtest.h>
 
 namespace dyno {
@@ -21,6 +23,10 @@ TEST(JsonDifference, NamesThePathAndBothValuesOfTheFirstDifference) {
             "space/axes/batch_size [32,64], not [64,128]");
   EXPECT_EQ(first_difference("space", {{"axes", {{"batch_size", {32}}}}}, {{"axes", {{"batch_size", {32, 64}}}}}),
             "space/axes/batch_size [32], not [32,64]");
+  // A long one by its first differing element: cut at 200 characters, both sides would read alike.
+  std::vector<int> long_list(100, 1000), other = long_list;
+  other[90] = 7;
+  EXPECT_EQ(first_difference("space", {{"x", long_list}}, {{"x", other}}), "space/x/90 1000, not 7");
 }
 
 }  // namespace

@@ -54,6 +54,8 @@ TEST(Quantity, ReadsCompoundDurationsAndCommonSizeSpellings) {
   EXPECT_THROW(parse_duration_s("1h30", "tune", "--budget"), UserError);
   EXPECT_THROW(parse_duration_s("1h30m5", "tune", "--budget"), UserError);  // every part names its unit
   EXPECT_THROW(parse_duration_s("1ms", "tune", "--budget"), UserError);
+  EXPECT_DOUBLE_EQ(parse_duration_s("0m30s", "tune", "--budget"), 30);
+  for (const char* odd : {"30s1m", "1m1m", "0m0s", "5s.5s"}) EXPECT_THROW(parse_duration_s(odd, "tune", "--budget"), UserError) << odd;
   for (const char* two_gib : {"2G", "2g", "2GB", "2GiB"}) EXPECT_DOUBLE_EQ(parse_bytes(two_gib, "tune", "--memory-limit"), 2.0 * 1073741824) << two_gib;
   EXPECT_DOUBLE_EQ(parse_bytes("512MB", "tune", "--memory-limit"), 512.0 * 1048576);
 }

@@ -55,7 +55,7 @@ TEST(RunConfig, ErrorsNameFieldValueAndValidValues) {
   EXPECT_EQ(error_of([&] { apply_setting(c, "amp=fp8"); }), "[config] amp: 'fp8' is not one of off, fp16, bf16");
   EXPECT_EQ(error_of([&] { apply_setting(c, "batch_size=0"); }), "[config] batch_size: 0 is not an integer in [1, 1048576]");
   EXPECT_EQ(error_of([&] { apply_setting(c, "batch_size=12x"); }), "[config] batch_size: '12x' is not an integer in [1, 1048576]");
-  EXPECT_EQ(error_of([&] { apply_setting(c, "pin_memory=maybe"); }), "[config] pin_memory: 'maybe' is not true or false (also 1/0, yes/no, on/off)");
+  EXPECT_EQ(error_of([&] { apply_setting(c, "pin_memory=maybe"); }), "[config] pin_memory: 'maybe' is not true or false (also True/False, 1/0, yes/no, on/off)");
   apply_setting(c, "pin_memory=True");  // as Python writes it
   EXPECT_TRUE(c.pin_memory);
   EXPECT_EQ(error_of([&] { apply_setting(c, "num_workers=-1"); }), "[config] num_workers: -1 is not an integer in [0, 64]");

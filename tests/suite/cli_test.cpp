@@ -190,7 +190,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"train -w fashion-cnn --model " + testing::fixture("model.pt") + " --data " + testing::fixture("data.pt"),
        "--workload fashion-cnn and --model: a --model is the workload (workload=torchscript); give one of them"},
       {"tune -w fashion-cnn --axis batch_size=8 -o " + d + "/tune --command /bin/true", "--workload, --set, --model and --max-ranks are for dyno's workloads"},
-      {"check --baseline " + d + "/b.json --alpha 1e-4", "--alpha 0.000100 is below 0.0005, the smallest level the automatic re-run's looks can share"},
+      {"check --baseline " + d + "/b.json --alpha 1e-4", "--alpha 0.0001 is below 0.0005, the smallest level the automatic re-run's looks can share"},
       {"launch --nproc 2 -- /nonexistent-dyno-program", "[launch] '/nonexistent-dyno-program' is not an executable file"},
       {"launch --master-addr no-such-host.invalid -- true", "[launch] --master-addr 'no-such-host.invalid' does not resolve: "},
       {"tune -w fashion-mlp --space " + d + "/empty-space.json -o " + d + "/tune", "[space] has no axes"},

@@ -100,10 +100,13 @@ TEST_F(CommandTrials, ACrashAHangAndAnOutOfMemoryAreOutcomes) {
   Trial t = run(program("kill -SEGV $$\n"), {});
   EXPECT_EQ(t.outcome, Outcome::Crashed);
   EXPECT_NE(t.reason.find("killed by signal 11"), std::string::npos) << t.reason;
-  t = run(program("echo 'ValueError: bad shape' >&2; echo '=========' >&2; echo >&2; exit 1\n"), {});  // a banner after it says nothing
+  // The error, though a launcher's footer follows it (torchrun's), and the log to read.
+  t = run(program("echo 'ValueError: bad shape' >&2; echo '=========' >&2; echo '  traceback : To enable traceback see: https://x' >&2; exit 1\n"), {});
   EXPECT_EQ(t.outcome, Outcome::Crashed);
-  EXPECT_EQ(t.reason.rfind("exit status 1: ValueError: bad shape (log: ", 0), 0u) << t.reason;
-  EXPECT_NE(t.reason.find("/log.txt)"), std::string::npos) << t.reason;
+  EXPECT_EQ(t.reason.rfind("exit status 1 (log: ", 0), 0u) << t.reason;
+  EXPECT_NE(t.reason.find("/log.txt): ValueError: bad shape"), std::string::npos) << t.reason;
+  t = run(program("echo 'torch.OutOfMemoryError: CUDA out of memory.' >&2; echo '  traceback : To enable traceback see: https://x' >&2; exit 1\n"), {});
+  EXPECT_EQ(t.outcome, Outcome::Oom) << t.reason;
   t = run(program("echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB' >&2; exit 1\n"), {});
   EXPECT_EQ(t.outcome, Outcome::Oom);
   auto hang = program("sleep 30\n");
