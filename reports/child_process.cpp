@@ -12,9 +12,11 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <thread>
 
@@ -132,45 +134,48 @@ std::string find_executable(const std::string& name) {
   return "";
 }
 
-std::string error_line_of(const std::string& path) {
-  std::string text;
-  try {
-    text = read_file(path);
-  } catch (const UserError&) {
-    return "";
-  }
+namespace {
+
+// The last line of `text` among its final `most` lines for which `wanted` holds (a '\r' before its
+// newline dropped), at most 400 characters; empty when none does.
+std::string last_line_where(const std::string& text, size_t most, const std::function<bool(const std::string&)>& wanted) {
   size_t end = text.size();
-  for (int lines = 0; end > 0 && lines < 200; ++lines) {
+  for (size_t lines = 0; end > 0 && lines < most; ++lines) {
     const size_t nl = text.find_last_of('\n', end - 1);
     const size_t start = nl == std::string::npos ? 0 : nl + 1;
-    const std::string line = text.substr(start, end - start);
-    for (const char* mark : {"Error", "Exception", "error:", "out of memory", "dyno: "})
-      if (line.find(mark) != std::string::npos) return line.size() > 400 ? line.substr(0, 400) : line;
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (wanted(line)) return line.size() > 400 ? line.substr(0, 400) : line;
     if (nl == std::string::npos) break;
     end = nl;
   }
-  return last_line_of(path);
+  return "";
 }
 
-std::string last_line_of(const std::string& path) {
-  std::string text;
+bool says_something(const std::string& line) {
+  return std::any_of(line.begin(), line.end(), [](unsigned char c) { return std::isalnum(c); });
+}
+
+std::string log_text(const std::string& path) {
   try {
-    text = read_file(path);
+    return read_file(path);
   } catch (const UserError&) {
     return "";
   }
-  std::string line;
-  for (size_t end = text.size(); end > 0;) {
-    const size_t nl = text.find_last_of('\n', end - 1);
-    const size_t start = nl == std::string::npos ? 0 : nl + 1;
-    line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (std::any_of(line.begin(), line.end(), [](unsigned char c) { return std::isalnum(c); })) break;
-    line.clear();
-    if (nl == std::string::npos) break;
-    end = nl;
-  }
-  return line.size() > 400 ? line.substr(0, 400) : line;
 }
+
+}  // namespace
+
+std::string error_line_of(const std::string& path) {
+  const std::string text = log_text(path);
+  const std::string error = last_line_where(text, 200, [](const std::string& line) {
+    for (const char* mark : {"Error", "Exception", "error:", "out of memory", "dyno: "})
+      if (line.find(mark) != std::string::npos) return true;
+    return false;
+  });
+  return !error.empty() ? error : last_line_where(text, SIZE_MAX, says_something);
+}
+
+std::string last_line_of(const std::string& path) { return last_line_where(log_text(path), SIZE_MAX, says_something); }
 
 }  // namespace dyno
