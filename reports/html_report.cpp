@@ -139,18 +139,28 @@ std::string throughput_chart(const nlohmann::json& trials, int64_t best_id, cons
   return s.str();
 }
 
-std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& front, const std::string& unit) {
+// Every search trial's figure against its peak memory, and the front of configurations: each at
+// its estimate over its processes (schema 1.5; before, its latest trial's figure) and the most
+// memory one of them needed.
+std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& front, const Figure& figure) {
+  auto front_figure = [&](const nlohmann::json& f) {
+    const double estimate = safe(f, "estimate");
+    if (estimate <= 0) return figure.to_target ? std::nan("") : safe(f, "samples_per_second");
+    return figure.to_target ? 1.0 / estimate : estimate;  // time to target's estimate is per second
+  };
   Plot p;
   p.x_label = "peak memory (MiB)";
-  p.y_label = unit;
+  p.y_label = figure.to_target ? "seconds to the target (lower is better)" : figure.unit;
   double xmin = 1e300, xmax = 0, ymax = 0;
   for (const auto& t : trials) {
-    if (t.value("outcome", "") != "ok" || after_search(t)) continue;
+    if (!std::isfinite(figure.of(t)) || after_search(t)) continue;
     const double m = safe(t, "peak_memory_bytes") / 1048576.0;
     xmin = std::min(xmin, m);
     xmax = std::max(xmax, m);
-    ymax = std::max(ymax, safe(t, "samples_per_second"));
+    ymax = std::max(ymax, figure.of(t));
   }
+  for (const auto& f : front)
+    if (std::isfinite(front_figure(f))) ymax = std::max(ymax, front_figure(f));
   if (xmax <= 0) return "<p>No successful trial to plot.</p>";
   const double pad = std::max(1.0, (xmax - xmin) * 0.1);
   p.x0 = std::max(0.0, xmin - pad);
@@ -159,18 +169,19 @@ std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& fro
   std::ostringstream s;
   s << p.open() << p.frame();
   for (const auto& t : trials) {
-    if (t.value("outcome", "") != "ok" || after_search(t)) continue;
-    s << "<circle cx='" << p.px(safe(t, "peak_memory_bytes") / 1048576.0) << "' cy='" << p.py(safe(t, "samples_per_second"))
+    if (!std::isfinite(figure.of(t)) || after_search(t)) continue;
+    s << "<circle cx='" << p.px(safe(t, "peak_memory_bytes") / 1048576.0) << "' cy='" << p.py(figure.of(t))
       << "' r='3.5' fill='#9aa9c4'><title>trial " << t["id"] << ": " << escape(t.value("changes", "")) << "</title></circle>";
   }
-  std::string path;
-  for (const auto& f : front)
-    path += (path.empty() ? "M" : " L") + format_fixed(p.px(safe(f, "peak_memory_bytes") / 1048576.0)) + " " + format_fixed(p.py(safe(f, "samples_per_second")));
-  s << "<path d='" << path << "' fill='none' stroke='#ff7f0e' stroke-width='2'/>";
-  for (const auto& f : front)
-    s << "<circle cx='" << p.px(safe(f, "peak_memory_bytes") / 1048576.0) << "' cy='" << p.py(safe(f, "samples_per_second"))
-      << "' r='5' fill='#ff7f0e'><title>trial " << f["id"] << ": " << escape(f.value("changes", "")) << "</title></circle>";
-  s << "</svg>";
+  std::string path, dots;
+  for (const auto& f : front) {
+    if (!std::isfinite(front_figure(f))) continue;
+    const double x = p.px(safe(f, "peak_memory_bytes") / 1048576.0), y = p.py(front_figure(f));
+    path += (path.empty() ? "M" : " L") + format_fixed(x) + " " + format_fixed(y);
+    dots += "<circle cx='" + format_fixed(x) + "' cy='" + format_fixed(y) + "' r='5' fill='#ff7f0e'><title>" +
+            escape(f.value("changes", "") + " (" + std::to_string(f.value("processes", int64_t{1})) + " processes; latest trial ") + f.value("id", nlohmann::json()).dump() + ")</title></circle>";
+  }
+  s << "<path d='" << path << "' fill='none' stroke='#ff7f0e' stroke-width='2'/>" << dots << "</svg>";
   return s.str();
 }
 
@@ -382,7 +393,8 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   else
     h << "<h2>Throughput per trial</h2>" << throughput_chart(trials, best_id, figure) << "<p class='meta'>Dots: median " << escape(figure.unit)
       << "; bars: 95% interval of the median; green: the best; red &#x2715;: failed or rejected trials (hover for the reason).</p>";
-  h << "<h2>Throughput / peak memory Pareto front</h2>" << pareto_chart(trials, tune.value("pareto_front", nlohmann::json::array()), figure.unit);
+  h << "<h2>" << (figure.to_target ? "Time to target" : "Throughput") << " / peak memory Pareto front</h2>"
+    << pareto_chart(trials, tune.value("pareto_front", nlohmann::json::array()), figure);
 
   std::vector<std::pair<std::string, nlohmann::json>> series;
   std::vector<std::pair<double, int64_t>> ranked;

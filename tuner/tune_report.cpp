@@ -25,9 +25,9 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
   }
   const NoiseModel noise = tuner.noise();
   nlohmann::json pareto = nlohmann::json::array();
-  for (const Trial* t : tuner.pareto_front())
-    pareto.push_back({{"id", t->id}, {"samples_per_second", t->samples_per_second}, {"peak_memory_bytes", t->peak_memory_bytes},
-                      {"changes", describe_changes(tuner, t->point)}});
+  for (const auto& [point, bytes] : tuner.pareto_front())  // each configuration's latest trial, with its figures over its processes
+    pareto.push_back({{"id", tuner.latest(point)->id}, {"samples_per_second", tuner.latest(point)->samples_per_second}, {"peak_memory_bytes", bytes},
+                      {"estimate", tuner.estimated_objective(point)}, {"processes", tuner.evidence(point).processes()}, {"changes", describe_changes(tuner, point)}});
   nlohmann::json ranking = nlohmann::json::array();
   for (const auto& point : tuner.leading_points(SIZE_MAX))
     ranking.push_back({{"point", point}, {"changes", describe_changes(tuner, point)}, {"estimate", tuner.estimated_objective(point)},

@@ -302,16 +302,19 @@ const Trial* Tuner::best() const {
   return leading.empty() ? nullptr : latest(leading.front());
 }
 
-std::vector<const Trial*> Tuner::pareto_front() const {
-  // Measured trials past the guard, by memory: on the front when faster than all needing no more.
-  std::vector<const Trial*> by_memory, front;
+std::vector<std::pair<nlohmann::json, int64_t>> Tuner::pareto_front() const {
+  std::map<std::string, int64_t> memory;  // by point: the most any process of it needed
+  std::vector<nlohmann::json> points;
   for (const auto& t : trials_)
-    if (t.ok() && !t.after_search()) by_memory.push_back(&t);
-  std::sort(by_memory.begin(), by_memory.end(), [](const Trial* a, const Trial* b) {
-    return std::tie(a->peak_memory_bytes, b->objective, a->id) < std::tie(b->peak_memory_bytes, a->objective, b->id);
-  });
-  for (const Trial* t : by_memory)
-    if (front.empty() || t->objective > front.back()->objective) front.push_back(t);
+    if (t.ok() && !t.after_search() && visible(t)) {
+      const auto [it, first] = memory.emplace(point_key(t.point), t.peak_memory_bytes);
+      if (first) points.push_back(t.point);
+      it->second = std::max(it->second, t.peak_memory_bytes);
+    }
+  std::vector<std::pair<nlohmann::json, int64_t>> front;  // the best first, each needing less memory than the one before
+  for (const auto& point : ranked(points))
+    if (const int64_t bytes = memory.at(point_key(point)); front.empty() || bytes < front.back().second) front.emplace_back(point, bytes);
+  std::reverse(front.begin(), front.end());
   return front;
 }
 

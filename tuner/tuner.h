@@ -88,8 +88,9 @@ class Tuner {
   const Trial* best() const;
   // The point's trial at its highest budget level, or nullptr.
   const Trial* latest(const nlohmann::json& point) const;
-  // Throughput up, peak memory down, over ok trials of the search.
-  std::vector<const Trial*> pareto_front() const;
+  // The configurations ranked() over the search's processes, each with the most peak memory any of
+  // them needed, by that memory: one is on the front when ranked before every one needing no more.
+  std::vector<std::pair<nlohmann::json, int64_t>> pareto_front() const;
 
   const SearchSpace& space() const { return space_; }
   const nlohmann::json& start_point() const { return start_point_; }

@@ -88,6 +88,26 @@ TEST(HtmlReport, StatesTheBestPointsEstimateBesideItsTrialsFigure) {
             std::string::npos);
 }
 
+// The front is of configurations, each at its estimate over its processes (schema 1.5), in the
+// objective's terms: seconds to the target for a time-to-target run.
+TEST(HtmlReport, TheParetoFrontIsOfConfigurationsInTheObjectivesTerms) {
+  auto tune = tune_report();
+  tune["pareto_front"][1]["estimate"] = 204.4;
+  tune["pareto_front"][1]["processes"] = 3;
+  tune["pareto_front"][1]["changes"] = "batch_size=128";
+  std::string html = render_html_report(tune, {}, nullptr);
+  EXPECT_NE(html.find("Throughput / peak memory Pareto front"), std::string::npos);
+  EXPECT_NE(html.find("<title>batch_size=128 (3 processes; latest trial 2)</title>"), std::string::npos);
+  tune["objective"] = "time-to-target";
+  tune["pareto_front"][1]["estimate"] = 0.1;  // 10 s
+  tune["trials"][1]["time_to_target_s"] = 10;
+  tune["trials"][0]["time_to_target_s"] = 20;
+  html = render_html_report(tune, {}, nullptr);
+  const auto front = html.find("Time to target / peak memory Pareto front");
+  ASSERT_NE(front, std::string::npos);
+  EXPECT_NE(html.find("seconds to the target (lower is better)", front), std::string::npos);
+}
+
 // A time-to-target run is stated in seconds to the target (its interval is of 1 / seconds, not a
 // throughput's), its throughput in the workload's unit, each verification seed in a row, and each
 // verification run labelled with its side.

@@ -5,6 +5,7 @@
 #include <memory>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -287,8 +288,39 @@ TEST(Tuner, ParetoFrontKeepsOnlyUndominatedTrials) {
   tuner.run();
   // Memory grows with the batch; throughput too up to 256, then falls: 512 is dominated by 256.
   std::vector<int64_t> batches;
-  for (const Trial* t : tuner.pareto_front()) batches.push_back(t->point["batch_size"]);
+  for (const auto& [point, bytes] : tuner.pareto_front()) batches.push_back(point["batch_size"]);
   EXPECT_EQ(batches, (std::vector<int64_t>{64, 128, 256}));
+}
+
+// Each process of a configuration runs at its own throughput and needs its own memory.
+class ProcessTable : public TrialExecutor {
+ public:
+  std::map<std::pair<int64_t, int64_t>, std::pair<double, int64_t>> by_batch_and_level;  // -> (samples/s, bytes)
+  Trial execute(const nlohmann::json& point, const TrialRequest& request, const std::string&) override {
+    Trial t;
+    t.point = point;
+    t.budget_level = request.budget_level;
+    t.wall_time_s = 1;
+    std::tie(t.samples_per_second, t.peak_memory_bytes) = by_batch_and_level.at({point["batch_size"], request.budget_level});
+    t.ci_low = t.samples_per_second * 0.99;
+    t.ci_high = t.samples_per_second * 1.01;
+    return t;
+  }
+};
+
+TEST(Tuner, ParetoFrontListsEachConfigurationOnceAtItsEstimateAndTheMostMemoryItNeeded) {
+  ProcessTable executor;
+  // Batch 64's second process needed more memory than any of batch 128's, which is faster.
+  executor.by_batch_and_level = {{{64, 1}, {100, 1000}}, {{64, 2}, {110, 3000}}, {{128, 1}, {150, 2000}}, {{128, 2}, {160, 2000}},
+                                 {{32, 1}, {60, 500}}, {{32, 2}, {64, 800}}};
+  SearchSpace space;
+  space.set_axis("batch_size", {32, 64, 128});
+  Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
+  for (int64_t batch : {32, 64, 128})
+    for (int64_t level : {1, 2}) tuner.measure({{"batch_size", batch}}, "test", level);
+  std::vector<std::pair<int64_t, int64_t>> front;
+  for (const auto& [point, bytes] : tuner.pareto_front()) front.emplace_back(point["batch_size"], bytes);
+  EXPECT_EQ(front, (std::vector<std::pair<int64_t, int64_t>>{{32, 800}, {128, 2000}}));
 }
 
 }  // namespace
