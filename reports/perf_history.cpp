@@ -120,7 +120,7 @@ std::string history_html(const std::vector<HistoryEntry>& entries) {
     << "body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
     << "</style></head><body><h1>dyno performance history</h1>"
     << "<p>Each point: the candidate's median run figure at a revision, with its 95% interval. Red lines: change points "
-    << "(circular binary segmentation on Welch's t, permutation test p &lt; 0.01, segments of at least 3 revisions).</p>";
+    << "(circular binary segmentation on the two-sample t, permutation test p &lt; 0.01, segments of at least 3 revisions).</p>";
   for (const auto& [key, points] : series) {
     std::vector<double> values;
     for (const auto* p : points) values.push_back(p->value);

@@ -2,6 +2,8 @@
 #include "reports/change_points.h"
 
 #include <random>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -37,6 +39,20 @@ TEST(ChangePoints, TwoStepsAreBothFound) {
   ASSERT_EQ(changes.size(), 2u);
   EXPECT_EQ(changes[0].index, 10u);
   EXPECT_EQ(changes[1].index, 20u);
+}
+
+// In a long history, a few nearly equal revisions are not taken for a change: a dip of five times
+// the noise and a later step down, both found where they are.
+TEST(ChangePoints, ADipAndALaterStepInALongHistoryAreFound) {
+  std::vector<double> series;
+  uint64_t seed = 4;
+  for (const auto& [length, level] : std::vector<std::pair<size_t, double>>{{75, 1000}, {25, 950}, {50, 1000}, {150, 950}}) {
+    const auto part = noisy(length, level, 10, seed++);
+    series.insert(series.end(), part.begin(), part.end());
+  }
+  std::vector<size_t> at;
+  for (const auto& c : change_points(series)) at.push_back(c.index);
+  EXPECT_EQ(at, (std::vector<size_t>{75, 100, 150}));
 }
 
 TEST(ChangePoints, NoiseAloneHasNone) {
