@@ -1,6 +1,7 @@
 #include "suite/training_optimizer.h"
 
 #include <cmath>
+#include <set>
 
 #include <torch/torch.h>
 
@@ -21,6 +22,14 @@ void* key_of(const torch::Tensor& p) { return p.unsafeGetTensorImpl(); }
 bool skipped_on_host(const torch::Tensor& found_inf) { return found_inf.defined() && found_inf.item<float>() != 0; }
 
 }  // namespace
+
+std::vector<torch::Tensor> trainable_parameters(const torch::nn::Module& model) {
+  std::vector<torch::Tensor> trainable;
+  std::set<const c10::TensorImpl*> seen;
+  for (const auto& p : model.parameters())
+    if (p.requires_grad() && seen.insert(p.unsafeGetTensorImpl()).second) trainable.push_back(p);
+  return trainable;
+}
 
 TrainingOptimizer::TrainingOptimizer(std::vector<torch::Tensor> parameters, const OptimizerSettings& settings)
     : settings_(settings), parameters_(std::move(parameters)) {

@@ -14,6 +14,9 @@
 
 #include <torch/types.h>
 
+namespace torch::nn {
+class Module;
+}
 namespace torch::optim {
 class Optimizer;
 struct AdamWParamState;
@@ -67,6 +70,11 @@ class TrainingOptimizer {
   // The fused path's step count, one device tensor shared by every parameter (they step together).
   torch::Tensor step_count_;
 };
+
+// What trains, as torch's model.parameters() and DDP see it: each tensor once (LibTorch lists a
+// tied weight under each of its names: it would be stepped, unscaled and clipped twice) and no
+// frozen one (DDP's reducer cannot hook a tensor without a gradient).
+std::vector<torch::Tensor> trainable_parameters(const torch::nn::Module& model);
 
 // Scales the gradients so that their global 2-norm is at most `max_norm`, as
 // torch.nn.utils.clip_grad_norm_, without reading the norm on the host. Returns the norm (a

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <set>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -186,12 +185,7 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
   if (config_.channels_last)
     for (auto& p : model_->parameters())
       if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
-  // What trains, as torch's model.parameters() and DDP see it: each tensor once (LibTorch lists a
-  // tied weight under each of its names: it would be stepped, unscaled and clipped twice) and no
-  // frozen one (DDP's reducer cannot hook a tensor without a gradient).
-  std::set<const c10::TensorImpl*> seen;
-  for (const auto& p : model_->parameters())
-    if (p.requires_grad() && seen.insert(p.unsafeGetTensorImpl()).second) parameters_.push_back(p);
+  parameters_ = trainable_parameters(*model_);
   if (distributed_) distributed_->attach_reducer(parameters_);
   const Recipe& recipe = workload_.recipe;
   optimizer_.emplace(parameters_, OptimizerSettings{config_.optimizer, config_.optimizer_impl, config_.lr, recipe.momentum, recipe.weight_decay});

@@ -148,5 +148,33 @@ TEST(TrainingOptimizer, AStateSavedUnderOneImplementationResumesUnderAnother) {
   EXPECT_TRUE(torch::allclose(resumed, straight, 1e-5, 1e-6)) << (resumed - straight).abs().max().item<double>();
 }
 
+// An embedding whose weight is also the output layer's (weight tying), and a frozen output bias.
+struct TiedNet : torch::nn::Module {
+  TiedNet() {
+    embedding = register_module("embedding", torch::nn::Embedding(10, 4));
+    decoder_weight = register_parameter("decoder_weight", embedding->weight);
+    decoder_bias = register_parameter("decoder_bias", torch::zeros({10}), /*requires_grad=*/false);
+  }
+  torch::Tensor forward(const torch::Tensor& tokens) { return torch::nn::functional::linear(embedding->forward(tokens), decoder_weight, decoder_bias); }
+  torch::nn::Embedding embedding{nullptr};
+  torch::Tensor decoder_weight, decoder_bias;
+};
+
+TEST(TrainableParameters, ATiedWeightTrainsOnceAndAFrozenOneNot) {
+  torch::manual_seed(5);
+  TiedNet net;
+  ASSERT_EQ(net.parameters().size(), 3u);  // LibTorch lists the tied weight under both its names
+  const auto trainable = trainable_parameters(net);
+  ASSERT_EQ(trainable.size(), 1u);
+  EXPECT_TRUE(trainable[0].is_same(net.embedding->weight));
+  // One SGD step moves the tied weight by lr x its gradient, once.
+  const auto tokens = torch::tensor({1, 2, 3}, torch::kLong);
+  TrainingOptimizer optimizer(trainable, {"sgd", "foreach", 0.5, 0.0, 0.0});
+  torch::nn::functional::cross_entropy(net.forward(tokens), tokens).backward();
+  const auto expected = (net.embedding->weight - 0.5 * net.embedding->weight.grad()).detach();
+  optimizer.step();
+  EXPECT_TRUE(torch::allclose(net.embedding->weight, expected));
+}
+
 }  // namespace
 }  // namespace dyno
