@@ -1,10 +1,10 @@
 // A check baseline (dyno check --baseline FILE|DIR) and a check result (dyno report history --append).
 #include "fuzz/fuzz_reader.h"
-#include "reports/atomic_file.h"
-#include "reports/check_baseline.h"
-#include "reports/figure_set.h"
-#include "reports/machine_fingerprint.h"
-#include "reports/perf_history.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/check_baseline.h"
+#include "dyno/reports/figure_set.h"
+#include "dyno/reports/machine_fingerprint.h"
+#include "dyno/reports/perf_history.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json json = nlohmann::json::parse(dyno::fuzz_text(data, size), nullptr, false);

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 

@@ -1,7 +1,7 @@
 // Google Benchmark JSON (dyno compare reads --benchmark_out files).
 #include "fuzz/fuzz_reader.h"
-#include "reports/atomic_file.h"
-#include "reports/figure_set.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/figure_set.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return dyno::fuzz_reader([&] {

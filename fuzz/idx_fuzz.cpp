@@ -1,7 +1,7 @@
 // Fashion-MNIST's IDX files (workloads/fashion_mnist.h), after decoding: the first byte picks
 // the image reader or the label reader, the rest is the file.
 #include "fuzz/fuzz_reader.h"
-#include "workloads/fashion_mnist.h"
+#include "dyno/workloads/fashion_mnist.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

@@ -1,6 +1,6 @@
 // A tuning journal (dyno tune --resume reads journal.jsonl).
 #include "fuzz/fuzz_reader.h"
-#include "tuner/journal.h"
+#include "dyno/tuner/journal.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return dyno::fuzz_reader([&] {

@@ -1,6 +1,6 @@
 // An external program's report (dyno tune --command reads $DYNO_REPORT while the program runs).
 #include "fuzz/fuzz_reader.h"
-#include "trials/program_report.h"
+#include "dyno/trials/program_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return dyno::fuzz_reader([&] {

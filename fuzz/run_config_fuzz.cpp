@@ -1,7 +1,7 @@
 // A run config file (dyno train --config FILE; the config inside a check baseline).
 #include "fuzz/fuzz_reader.h"
-#include "reports/atomic_file.h"
-#include "reports/run_config.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/run_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return dyno::fuzz_reader([&] {

@@ -1,8 +1,8 @@
 // A run report (dyno report, compare, check read what dyno train --out wrote).
 #include "fuzz/fuzz_reader.h"
-#include "reports/atomic_file.h"
-#include "reports/figure_set.h"
-#include "reports/run_report.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/figure_set.h"
+#include "dyno/reports/run_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return dyno::fuzz_reader([&] {

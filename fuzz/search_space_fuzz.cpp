@@ -1,7 +1,7 @@
 // A search space file (dyno tune --space FILE), then what the tuner asks of it.
 #include "fuzz/fuzz_reader.h"
-#include "reports/atomic_file.h"
-#include "tuner/search_space.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/tuner/search_space.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return dyno::fuzz_reader([&] {

@@ -1,6 +1,6 @@
 // A --set knob=value string (dyno train, tune, check).
 #include "fuzz/fuzz_reader.h"
-#include "reports/run_config.h"
+#include "dyno/reports/run_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return dyno::fuzz_reader([&] {

@@ -1,11 +1,11 @@
-#include "reports/bottleneck_verdict.h"
+#include "dyno/reports/bottleneck_verdict.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "reports/json_fields.h"
-#include "reports/quantity.h"
+#include "dyno/reports/json_fields.h"
+#include "dyno/reports/quantity.h"
 
 namespace dyno {
 namespace {

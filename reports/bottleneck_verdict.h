@@ -24,8 +24,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/phase_time.h"
-#include "reports/profile_summary.h"
+#include "dyno/reports/phase_time.h"
+#include "dyno/reports/profile_summary.h"
 
 namespace dyno {
 

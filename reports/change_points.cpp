@@ -1,4 +1,4 @@
-#include "reports/change_points.h"
+#include "dyno/reports/change_points.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,12 +1,12 @@
-#include "reports/check_baseline.h"
+#include "dyno/reports/check_baseline.h"
 
 #include <cmath>
 
-#include "reports/atomic_file.h"
-#include "reports/json_fields.h"
-#include "reports/run_config.h"
-#include "reports/run_report.h"
-#include "reports/user_error.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/json_fields.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/reports/run_report.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 

@@ -1,4 +1,4 @@
-#include "reports/child_process.h"
+#include "dyno/reports/child_process.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -20,8 +20,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "reports/atomic_file.h"
-#include "reports/user_error.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 

@@ -1,11 +1,11 @@
-#include "reports/comparison.h"
+#include "dyno/reports/comparison.h"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 

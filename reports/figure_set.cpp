@@ -1,14 +1,14 @@
-#include "reports/figure_set.h"
+#include "dyno/reports/figure_set.h"
 
 #include <algorithm>
 #include <numeric>
 #include <random>
 
-#include "reports/atomic_file.h"
-#include "reports/json_fields.h"
-#include "reports/machine_fingerprint.h"
-#include "reports/run_report.h"
-#include "reports/user_error.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/json_fields.h"
+#include "dyno/reports/machine_fingerprint.h"
+#include "dyno/reports/run_report.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

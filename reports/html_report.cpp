@@ -1,4 +1,4 @@
-#include "reports/html_report.h"
+#include "dyno/reports/html_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <sstream>
 #include <vector>
 
-#include "reports/quantity.h"
-#include "reports/technique_claims.h"
+#include "dyno/reports/quantity.h"
+#include "dyno/reports/technique_claims.h"
 
 namespace dyno {
 namespace {

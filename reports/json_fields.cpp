@@ -1,9 +1,9 @@
-#include "reports/json_fields.h"
+#include "dyno/reports/json_fields.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

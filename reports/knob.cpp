@@ -1,12 +1,12 @@
-#include "reports/knob.h"
+#include "dyno/reports/knob.h"
 
 #include <cmath>
 #include <cctype>
 #include <sstream>
 
-#include "reports/json_fields.h"
-#include "reports/run_config.h"
-#include "reports/user_error.h"
+#include "dyno/reports/json_fields.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 

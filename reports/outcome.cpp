@@ -1,4 +1,4 @@
-#include "reports/outcome.h"
+#include "dyno/reports/outcome.h"
 
 namespace dyno {
 

@@ -1,4 +1,4 @@
-#include "reports/perf_history.h"
+#include "dyno/reports/perf_history.h"
 
 #include <cmath>
 #include <filesystem>
@@ -6,12 +6,12 @@
 #include <map>
 #include <sstream>
 
-#include "reports/atomic_file.h"
-#include "reports/json_fields.h"
-#include "reports/change_points.h"
-#include "reports/quantity.h"
-#include "reports/statistics.h"
-#include "reports/user_error.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/json_fields.h"
+#include "dyno/reports/change_points.h"
+#include "dyno/reports/quantity.h"
+#include "dyno/reports/statistics.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

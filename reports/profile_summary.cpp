@@ -1,8 +1,8 @@
-#include "reports/profile_summary.h"
+#include "dyno/reports/profile_summary.h"
 
 #include <algorithm>
 
-#include "reports/json_fields.h"
+#include "dyno/reports/json_fields.h"
 
 namespace dyno {
 namespace {

@@ -1,4 +1,4 @@
-#include "reports/python_settings.h"
+#include "dyno/reports/python_settings.h"
 
 #include <sstream>
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "reports/run_config.h"
+#include "dyno/reports/run_config.h"
 
 namespace dyno {
 

@@ -1,4 +1,4 @@
-#include "reports/quantity.h"
+#include "dyno/reports/quantity.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 

@@ -1,10 +1,10 @@
-#include "reports/run_config.h"
+#include "dyno/reports/run_config.h"
 
 #include <cmath>
 #include <limits>
 
-#include "reports/knob.h"
-#include "reports/user_error.h"
+#include "dyno/reports/knob.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -1,10 +1,10 @@
-#include "reports/run_report.h"
+#include "dyno/reports/run_report.h"
 
 #include <cmath>
 
-#include "reports/atomic_file.h"
-#include "reports/json_fields.h"
-#include "reports/user_error.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/json_fields.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -13,10 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/bottleneck_verdict.h"
-#include "reports/outcome.h"
-#include "reports/phase_time.h"
-#include "reports/profile_summary.h"
+#include "dyno/reports/bottleneck_verdict.h"
+#include "dyno/reports/outcome.h"
+#include "dyno/reports/phase_time.h"
+#include "dyno/reports/profile_summary.h"
 
 namespace dyno {
 

@@ -1,4 +1,4 @@
-#include "reports/scratch_dir.h"
+#include "dyno/reports/scratch_dir.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 

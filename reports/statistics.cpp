@@ -1,4 +1,4 @@
-#include "reports/statistics.h"
+#include "dyno/reports/statistics.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
-#include "reports/technique_claims.h"
+#include "dyno/reports/technique_claims.h"
 
 #include <cstdio>
 #include <map>
 #include <sstream>
 
-#include "reports/json_fields.h"
-#include "reports/user_error.h"
+#include "dyno/reports/json_fields.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 

@@ -1,4 +1,4 @@
-#include "suite/activation_checkpoint.h"
+#include "dyno/suite/activation_checkpoint.h"
 
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>

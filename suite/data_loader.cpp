@@ -1,4 +1,4 @@
-#include "suite/data_loader.h"
+#include "dyno/suite/data_loader.h"
 
 #include <torch/torch.h>
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "workloads/example_source.h"
+#include "dyno/workloads/example_source.h"
 
 namespace dyno {
 

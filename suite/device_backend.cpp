@@ -1,4 +1,4 @@
-#include "suite/device_backend.h"
+#include "dyno/suite/device_backend.h"
 
 #include <ATen/Context.h>
 
@@ -8,8 +8,8 @@
 
 #include <unistd.h>
 
-#include "reports/run_config.h"
-#include "reports/user_error.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <c10/core/Device.h>
 
-#include "suite/phase_clock.h"
+#include "dyno/suite/phase_clock.h"
 
 namespace dyno {
 

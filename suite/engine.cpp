@@ -1,12 +1,12 @@
-#include "suite/engine.h"
+#include "dyno/suite/engine.h"
 
 #include <c10/util/Exception.h>
 
-#include "reports/user_error.h"
-#include "suite/distributed/distributed_context.h"
-#include "suite/lr_schedule.h"
-#include "suite/training_run.h"
-#include "workloads/workload_registry.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/suite/distributed/distributed_context.h"
+#include "dyno/suite/lr_schedule.h"
+#include "dyno/suite/training_run.h"
+#include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
 

@@ -9,8 +9,8 @@
 #include <functional>
 #include <string>
 
-#include "reports/run_config.h"
-#include "reports/run_report.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/reports/run_report.h"
 
 namespace dyno {
 

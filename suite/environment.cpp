@@ -1,4 +1,4 @@
-#include "suite/environment.h"
+#include "dyno/suite/environment.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/detail/CUDAHooksInterface.h>
@@ -8,8 +8,8 @@
 #include <fstream>
 #include <thread>
 
-#include "suite/device_backend.h"
-#include "suite/git_revision.h"
+#include "dyno/suite/device_backend.h"
+#include "dyno/suite/git_revision.h"
 
 namespace dyno {
 namespace {

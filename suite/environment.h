@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "reports/run_report.h"
+#include "dyno/reports/run_report.h"
 
 namespace dyno {
 

@@ -1,4 +1,4 @@
-#include "suite/grad_scaler.h"
+#include "dyno/suite/grad_scaler.h"
 
 #include <torch/torch.h>
 

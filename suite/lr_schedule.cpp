@@ -1,9 +1,9 @@
-#include "suite/lr_schedule.h"
+#include "dyno/suite/lr_schedule.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 

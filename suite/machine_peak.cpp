@@ -1,12 +1,12 @@
-#include "suite/machine_peak.h"
+#include "dyno/suite/machine_peak.h"
 
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <chrono>
 
-#include "reports/run_config.h"
-#include "suite/device_backend.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/suite/device_backend.h"
 
 namespace dyno {
 namespace {

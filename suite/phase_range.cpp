@@ -1,4 +1,4 @@
-#include "suite/phase_range.h"
+#include "dyno/suite/phase_range.h"
 
 #include <mutex>
 #include <string>

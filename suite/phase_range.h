@@ -9,7 +9,7 @@
 
 #include <ATen/record_function.h>
 
-#include "suite/nvtx_range.h"
+#include "dyno/suite/nvtx_range.h"
 
 namespace dyno {
 

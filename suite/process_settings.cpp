@@ -1,4 +1,4 @@
-#include "suite/process_settings.h"
+#include "dyno/suite/process_settings.h"
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -18,8 +18,8 @@
 
 #include <ATen/ATen.h>
 
-#include "reports/host_allocator_environment.h"
-#include "reports/user_error.h"
+#include "dyno/reports/host_allocator_environment.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -1,4 +1,4 @@
-#include "suite/step_profiler.h"
+#include "dyno/suite/step_profiler.h"
 
 #include <unistd.h>
 
@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "reports/atomic_file.h"
-#include "reports/statistics.h"
-#include "reports/user_error.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/statistics.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

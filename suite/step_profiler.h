@@ -10,8 +10,8 @@
 
 #include <c10/core/Device.h>
 
-#include "reports/profile_summary.h"
-#include "suite/engine.h"
+#include "dyno/reports/profile_summary.h"
+#include "dyno/suite/engine.h"
 
 namespace dyno {
 

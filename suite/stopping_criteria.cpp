@@ -1,8 +1,8 @@
-#include "suite/stopping_criteria.h"
+#include "dyno/suite/stopping_criteria.h"
 
 #include <limits>
 
-#include "reports/statistics.h"
+#include "dyno/reports/statistics.h"
 
 namespace dyno {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/statistics.h"
+#include "dyno/reports/statistics.h"
 
 namespace dyno {
 

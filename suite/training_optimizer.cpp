@@ -1,11 +1,11 @@
-#include "suite/training_optimizer.h"
+#include "dyno/suite/training_optimizer.h"
 
 #include <cmath>
 #include <set>
 
 #include <torch/torch.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -1,4 +1,4 @@
-#include "suite/training_run.h"
+#include "dyno/suite/training_run.h"
 
 #include <chrono>
 #include <cmath>
@@ -8,23 +8,23 @@
 #include <cstdlib>
 #include <thread>
 
-#include "reports/bottleneck_verdict.h"
-#include "reports/quantity.h"
-#include "reports/statistics.h"
-#include "reports/user_error.h"
-#include "suite/activation_checkpoint.h"
-#include "suite/autocast_scope.h"
-#include "suite/data_loader.h"
-#include "suite/device_backend.h"
-#include "suite/distributed/distributed_context.h"
-#include "suite/environment.h"
-#include "suite/machine_peak.h"
-#include "suite/nvtx_range.h"
-#include "suite/phase_range.h"
-#include "suite/phase_clock.h"
-#include "suite/process_settings.h"
-#include "suite/step_profiler.h"
-#include "suite/training_state.h"
+#include "dyno/reports/bottleneck_verdict.h"
+#include "dyno/reports/quantity.h"
+#include "dyno/reports/statistics.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/suite/activation_checkpoint.h"
+#include "dyno/suite/autocast_scope.h"
+#include "dyno/suite/data_loader.h"
+#include "dyno/suite/device_backend.h"
+#include "dyno/suite/distributed/distributed_context.h"
+#include "dyno/suite/environment.h"
+#include "dyno/suite/machine_peak.h"
+#include "dyno/suite/nvtx_range.h"
+#include "dyno/suite/phase_range.h"
+#include "dyno/suite/phase_clock.h"
+#include "dyno/suite/process_settings.h"
+#include "dyno/suite/step_profiler.h"
+#include "dyno/suite/training_state.h"
 
 namespace dyno {
 namespace {

@@ -19,14 +19,14 @@
 
 #include <torch/torch.h>
 
-#include "reports/run_config.h"
-#include "reports/run_report.h"
-#include "suite/engine.h"
-#include "suite/grad_scaler.h"
-#include "suite/lr_schedule.h"
-#include "suite/stopping_criteria.h"
-#include "suite/training_optimizer.h"
-#include "workloads/workload.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/reports/run_report.h"
+#include "dyno/suite/engine.h"
+#include "dyno/suite/grad_scaler.h"
+#include "dyno/suite/lr_schedule.h"
+#include "dyno/suite/stopping_criteria.h"
+#include "dyno/suite/training_optimizer.h"
+#include "dyno/workloads/workload.h"
 
 namespace dyno {
 

@@ -1,4 +1,4 @@
-#include "suite/training_state.h"
+#include "dyno/suite/training_state.h"
 
 #include <unistd.h>
 
@@ -12,8 +12,8 @@
 
 #include <torch/torch.h>
 
-#include "reports/atomic_file.h"
-#include "reports/user_error.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

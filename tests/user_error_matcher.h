@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno::testing {
 

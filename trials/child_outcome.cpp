@@ -1,4 +1,4 @@
-#include "trials/child_outcome.h"
+#include "dyno/trials/child_outcome.h"
 
 #include <signal.h>
 

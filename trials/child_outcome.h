@@ -2,8 +2,8 @@
 // `dyno train` child and a user's program).
 #pragma once
 
-#include "reports/child_process.h"
-#include "tuner/trial.h"
+#include "dyno/reports/child_process.h"
+#include "dyno/tuner/trial.h"
 
 namespace dyno {
 

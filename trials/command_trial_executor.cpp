@@ -1,4 +1,4 @@
-#include "trials/command_trial_executor.h"
+#include "dyno/trials/command_trial_executor.h"
 
 #include <sys/time.h>
 
@@ -8,13 +8,13 @@
 #include <filesystem>
 #include <set>
 
-#include "reports/atomic_file.h"
-#include "reports/child_process.h"
-#include "reports/quantity.h"
-#include "reports/statistics.h"
-#include "reports/user_error.h"
-#include "trials/child_outcome.h"
-#include "trials/program_report.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/child_process.h"
+#include "dyno/reports/quantity.h"
+#include "dyno/reports/statistics.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/trials/child_outcome.h"
+#include "dyno/trials/program_report.h"
 
 namespace dyno {
 namespace {

@@ -19,8 +19,8 @@
 #include <optional>
 #include <string>
 
-#include "trials/program_command.h"
-#include "tuner/trial_executor.h"
+#include "dyno/trials/program_command.h"
+#include "dyno/tuner/trial_executor.h"
 
 namespace dyno {
 

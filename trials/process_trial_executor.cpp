@@ -1,4 +1,4 @@
-#include "trials/process_trial_executor.h"
+#include "dyno/trials/process_trial_executor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,14 +6,14 @@
 #include <filesystem>
 #include <vector>
 
-#include "reports/atomic_file.h"
-#include "reports/child_process.h"
-#include "reports/host_allocator_environment.h"
-#include "reports/quantity.h"
-#include "reports/run_report.h"
-#include "reports/user_error.h"
-#include "trials/child_outcome.h"
-#include "trials/program_command.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/child_process.h"
+#include "dyno/reports/host_allocator_environment.h"
+#include "dyno/reports/quantity.h"
+#include "dyno/reports/run_report.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/trials/child_outcome.h"
+#include "dyno/trials/program_command.h"
 
 namespace dyno {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/run_config.h"
-#include "tuner/trial_executor.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/tuner/trial_executor.h"
 
 namespace dyno {
 

@@ -1,9 +1,9 @@
-#include "trials/program_command.h"
+#include "dyno/trials/program_command.h"
 
 #include <cctype>
 
-#include "reports/child_process.h"
-#include "reports/user_error.h"
+#include "dyno/reports/child_process.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -1,11 +1,11 @@
-#include "trials/program_report.h"
+#include "dyno/trials/program_report.h"
 
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -1,6 +1,6 @@
-#include "tuner/convergence_guard.h"
+#include "dyno/tuner/convergence_guard.h"
 
-#include "reports/knob.h"
+#include "dyno/reports/knob.h"
 
 #include <cmath>
 #include <sstream>

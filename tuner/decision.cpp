@@ -1,6 +1,6 @@
-#include "tuner/decision.h"
+#include "dyno/tuner/decision.h"
 
-#include "reports/comparison.h"
+#include "dyno/reports/comparison.h"
 
 namespace dyno {
 

@@ -6,8 +6,8 @@
 
 #include <cstddef>
 
-#include "tuner/evidence.h"
-#include "tuner/noise_model.h"
+#include "dyno/tuner/evidence.h"
+#include "dyno/tuner/noise_model.h"
 
 namespace dyno {
 

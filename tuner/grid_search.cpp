@@ -1,8 +1,8 @@
-#include "tuner/grid_search.h"
+#include "dyno/tuner/grid_search.h"
 
 #include <random>
 
-#include "tuner/tuner.h"
+#include "dyno/tuner/tuner.h"
 
 namespace dyno {
 

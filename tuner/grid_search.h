@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "tuner/strategy.h"
+#include "dyno/tuner/strategy.h"
 
 namespace dyno {
 

@@ -1,4 +1,4 @@
-#include "tuner/journal.h"
+#include "dyno/tuner/journal.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,9 +6,9 @@
 #include <sstream>
 #include <system_error>
 
-#include "reports/atomic_file.h"
-#include "reports/json_difference.h"
-#include "reports/user_error.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/json_difference.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 

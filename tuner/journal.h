@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tuner/trial.h"
+#include "dyno/tuner/trial.h"
 
 namespace dyno {
 

@@ -1,4 +1,4 @@
-#include "tuner/noise_model.h"
+#include "dyno/tuner/noise_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "tuner/evidence.h"
-#include "tuner/posterior.h"
+#include "dyno/tuner/evidence.h"
+#include "dyno/tuner/posterior.h"
 
 namespace dyno {
 

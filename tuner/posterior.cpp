@@ -1,9 +1,9 @@
-#include "tuner/posterior.h"
+#include "dyno/tuner/posterior.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "reports/comparison.h"
+#include "dyno/reports/comparison.h"
 
 namespace dyno {
 

@@ -1,13 +1,13 @@
-#include "tuner/search_space.h"
+#include "dyno/tuner/search_space.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
-#include "reports/json_fields.h"
-#include "reports/user_error.h"
-#include "tuner/convergence_guard.h"
+#include "dyno/reports/json_fields.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/tuner/convergence_guard.h"
 
 namespace dyno {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/knob.h"
+#include "dyno/reports/knob.h"
 
 namespace dyno {
 

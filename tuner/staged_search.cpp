@@ -1,4 +1,4 @@
-#include "tuner/staged_search.h"
+#include "dyno/tuner/staged_search.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <string>
 #include <tuple>
 
-#include "reports/knob.h"
-#include "tuner/tuner.h"
+#include "dyno/reports/knob.h"
+#include "dyno/tuner/tuner.h"
 
 namespace dyno {
 namespace {

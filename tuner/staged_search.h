@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "tuner/strategy.h"
+#include "dyno/tuner/strategy.h"
 
 namespace dyno {
 

@@ -1,9 +1,9 @@
-#include "tuner/strategy.h"
+#include "dyno/tuner/strategy.h"
 
-#include "reports/user_error.h"
-#include "tuner/grid_search.h"
-#include "tuner/staged_search.h"
-#include "tuner/successive_halving.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/tuner/grid_search.h"
+#include "dyno/tuner/staged_search.h"
+#include "dyno/tuner/successive_halving.h"
 
 namespace dyno {
 

@@ -1,9 +1,9 @@
-#include "tuner/successive_halving.h"
+#include "dyno/tuner/successive_halving.h"
 
 #include <algorithm>
 #include <random>
 
-#include "tuner/tuner.h"
+#include "dyno/tuner/tuner.h"
 
 namespace dyno {
 namespace {

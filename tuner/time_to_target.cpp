@@ -1,4 +1,4 @@
-#include "tuner/time_to_target.h"
+#include "dyno/tuner/time_to_target.h"
 
 #include <cmath>
 #include <cstdio>
@@ -6,8 +6,8 @@
 #include <initializer_list>
 #include <tuple>
 
-#include "tuner/strategy.h"
-#include "tuner/tuner.h"
+#include "dyno/tuner/strategy.h"
+#include "dyno/tuner/tuner.h"
 
 namespace dyno {
 

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tuner/search_space.h"
+#include "dyno/tuner/search_space.h"
 
 namespace dyno {
 

@@ -1,10 +1,10 @@
-#include "tuner/trial.h"
+#include "dyno/tuner/trial.h"
 
 #include <cmath>
 
-#include "reports/json_fields.h"
-#include "reports/statistics.h"
-#include "tuner/search_space.h"
+#include "dyno/reports/json_fields.h"
+#include "dyno/reports/statistics.h"
+#include "dyno/tuner/search_space.h"
 
 namespace dyno {
 

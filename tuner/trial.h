@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/outcome.h"
+#include "dyno/reports/outcome.h"
 
 namespace dyno {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tuner/trial.h"
+#include "dyno/tuner/trial.h"
 
 namespace dyno {
 

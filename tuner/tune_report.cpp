@@ -1,10 +1,10 @@
-#include "tuner/tune_report.h"
+#include "dyno/tuner/tune_report.h"
 
 #include <cstdint>
 #include <map>
 
-#include "reports/run_report.h"
-#include "tuner/tuner.h"
+#include "dyno/reports/run_report.h"
+#include "dyno/tuner/tuner.h"
 
 namespace dyno {
 

@@ -1,15 +1,15 @@
-#include "tuner/tuner.h"
+#include "dyno/tuner/tuner.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <tuple>
 
-#include "reports/atomic_file.h"
-#include "reports/comparison.h"
-#include "reports/statistics.h"
-#include "tuner/journal.h"
-#include "tuner/strategy.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/comparison.h"
+#include "dyno/reports/statistics.h"
+#include "dyno/tuner/journal.h"
+#include "dyno/tuner/strategy.h"
 
 namespace dyno {
 namespace {

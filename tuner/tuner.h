@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
-#include "tuner/convergence_guard.h"
-#include "tuner/decision.h"
-#include "tuner/evidence.h"
-#include "tuner/noise_model.h"
-#include "tuner/search_space.h"
-#include "tuner/trial.h"
-#include "tuner/trial_executor.h"
+#include "dyno/tuner/convergence_guard.h"
+#include "dyno/tuner/decision.h"
+#include "dyno/tuner/evidence.h"
+#include "dyno/tuner/noise_model.h"
+#include "dyno/tuner/search_space.h"
+#include "dyno/tuner/trial.h"
+#include "dyno/tuner/trial_executor.h"
 
 namespace dyno {
 

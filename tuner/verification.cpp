@@ -1,8 +1,8 @@
-#include "tuner/verification.h"
+#include "dyno/tuner/verification.h"
 
 #include <string>
 
-#include "tuner/tuner.h"
+#include "dyno/tuner/tuner.h"
 
 namespace dyno {
 namespace {

@@ -1,14 +1,14 @@
 // dyno's own workloads, registered like a user's; the `dyno` executable and the tests link this file.
 #include <torch/torch.h>
 
-#include "workloads/fashion_mnist_source.h"
-#include "workloads/fortunes_corpus.h"
-#include "workloads/models/char_transformer.h"
-#include "workloads/models/conv_net.h"
-#include "workloads/models/mlp.h"
-#include "workloads/models/mobile_net.h"
-#include "workloads/token_source.h"
-#include "workloads/workload_registry.h"
+#include "dyno/workloads/fashion_mnist_source.h"
+#include "dyno/workloads/fortunes_corpus.h"
+#include "dyno/workloads/models/char_transformer.h"
+#include "dyno/workloads/models/conv_net.h"
+#include "dyno/workloads/models/mlp.h"
+#include "dyno/workloads/models/mobile_net.h"
+#include "dyno/workloads/token_source.h"
+#include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
 namespace {

@@ -1,10 +1,10 @@
-#include "workloads/fashion_mnist.h"
+#include "dyno/workloads/fashion_mnist.h"
 
 #include <cstdlib>
 #include <utility>
 
-#include "reports/user_error.h"
-#include "workloads/gzip_file.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/workloads/gzip_file.h"
 
 namespace dyno {
 namespace {

@@ -1,9 +1,9 @@
-#include "workloads/fashion_mnist_source.h"
+#include "dyno/workloads/fashion_mnist_source.h"
 
 #include <torch/torch.h>
 
-#include "workloads/fashion_mnist.h"
-#include "workloads/image_source.h"
+#include "dyno/workloads/fashion_mnist.h"
+#include "dyno/workloads/image_source.h"
 
 namespace dyno {
 

@@ -1,4 +1,4 @@
-#include "workloads/fortunes_corpus.h"
+#include "dyno/workloads/fortunes_corpus.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 

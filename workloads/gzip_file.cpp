@@ -1,4 +1,4 @@
-#include "workloads/gzip_file.h"
+#include "dyno/workloads/gzip_file.h"
 
 #include <sys/stat.h>
 #include <zlib.h>
@@ -10,8 +10,8 @@
 #include <fstream>
 #include <optional>
 
-#include "reports/atomic_file.h"
-#include "reports/user_error.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

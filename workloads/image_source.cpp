@@ -1,4 +1,4 @@
-#include "workloads/image_source.h"
+#include "dyno/workloads/image_source.h"
 
 #include <torch/torch.h>
 

@@ -2,7 +2,7 @@
 // converted to float and normalised with the data set's mean and standard deviation.
 #pragma once
 
-#include "workloads/example_source.h"
+#include "dyno/workloads/example_source.h"
 
 namespace dyno {
 

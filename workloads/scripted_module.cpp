@@ -1,11 +1,11 @@
-#include "workloads/scripted_module.h"
+#include "dyno/workloads/scripted_module.h"
 
 #include <filesystem>
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/torch.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

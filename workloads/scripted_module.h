@@ -13,7 +13,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/script.h>
 
-#include "workloads/segmented_model.h"
+#include "dyno/workloads/segmented_model.h"
 
 namespace dyno {
 

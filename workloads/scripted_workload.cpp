@@ -1,14 +1,14 @@
-#include "workloads/scripted_workload.h"
+#include "dyno/workloads/scripted_workload.h"
 
 #include <filesystem>
 #include <mutex>
 
 #include <torch/torch.h>
 
-#include "reports/run_config.h"
-#include "reports/user_error.h"
-#include "workloads/scripted_module.h"
-#include "workloads/tensor_source.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/workloads/scripted_module.h"
+#include "dyno/workloads/tensor_source.h"
 
 namespace dyno {
 namespace {

@@ -3,7 +3,7 @@
 // names. No C++ needed: `dyno train --model model.pt --data data.pt`.
 #pragma once
 
-#include "workloads/workload.h"
+#include "dyno/workloads/workload.h"
 
 namespace dyno {
 

@@ -1,4 +1,4 @@
-#include "workloads/segmented_model.h"
+#include "dyno/workloads/segmented_model.h"
 
 #include <torch/torch.h>
 

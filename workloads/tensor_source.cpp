@@ -1,4 +1,4 @@
-#include "workloads/tensor_source.h"
+#include "dyno/workloads/tensor_source.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include <torch/csrc/jit/serialization/import_read.h>
 #include <torch/torch.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "workloads/example_source.h"
+#include "dyno/workloads/example_source.h"
 
 namespace dyno {
 

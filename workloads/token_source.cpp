@@ -1,4 +1,4 @@
-#include "workloads/token_source.h"
+#include "dyno/workloads/token_source.h"
 
 #include <torch/torch.h>
 

@@ -2,7 +2,7 @@
 // i is window i, and a batch's input is each window's first seq_len tokens, its target the next.
 #pragma once
 
-#include "workloads/example_source.h"
+#include "dyno/workloads/example_source.h"
 
 namespace dyno {
 

@@ -11,8 +11,8 @@
 
 #include <torch/types.h>
 
-#include "workloads/example_source.h"
-#include "workloads/segmented_model.h"
+#include "dyno/workloads/example_source.h"
+#include "dyno/workloads/segmented_model.h"
 
 namespace dyno {
 

@@ -1,11 +1,11 @@
-#include "workloads/workload_registry.h"
+#include "dyno/workloads/workload_registry.h"
 
 #include <algorithm>
 #include <map>
 
-#include "reports/run_config.h"
-#include "reports/user_error.h"
-#include "workloads/scripted_workload.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/workloads/scripted_workload.h"
 
 namespace dyno {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "workloads/workload.h"
+#include "dyno/workloads/workload.h"
 
 namespace dyno {
 

@@ -12,13 +12,13 @@
 
 #include <torch/torch.h>
 
-#include "reports/user_error.h"
-#include "suite/cli/cli_main.h"
-#include "workloads/example_source.h"
-#include "workloads/segmented_model.h"
-#include "workloads/tensor_source.h"
-#include "workloads/workload.h"
-#include "workloads/workload_registry.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/suite/cli/cli_main.h"
+#include "dyno/workloads/example_source.h"
+#include "dyno/workloads/segmented_model.h"
+#include "dyno/workloads/tensor_source.h"
+#include "dyno/workloads/workload.h"
+#include "dyno/workloads/workload_registry.h"
 
 // A main() running the dyno command line; use once, at namespace scope, with a semicolon.
 #define DYNO_MAIN()                                                         \

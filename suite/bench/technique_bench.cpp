@@ -10,13 +10,13 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
-#include "suite/activation_checkpoint.h"
-#include "suite/autocast_scope.h"
-#include "suite/data_loader.h"
-#include "suite/training_optimizer.h"
-#include "workloads/image_source.h"
-#include "workloads/models/conv_net.h"
-#include "workloads/models/mlp.h"
+#include "dyno/suite/activation_checkpoint.h"
+#include "dyno/suite/autocast_scope.h"
+#include "dyno/suite/data_loader.h"
+#include "dyno/suite/training_optimizer.h"
+#include "dyno/workloads/image_source.h"
+#include "dyno/workloads/models/conv_net.h"
+#include "dyno/workloads/models/mlp.h"
 
 namespace dyno {
 namespace {

@@ -8,9 +8,9 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
-#include "suite/nvtx_range.h"
-#include "suite/phase_range.h"
-#include "workloads/workload_registry.h"
+#include "dyno/suite/nvtx_range.h"
+#include "dyno/suite/phase_range.h"
+#include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
 namespace {

@@ -1,4 +1,4 @@
-#include "suite/cli/cli_main.h"
+#include "dyno/suite/cli/cli_main.h"
 
 #include <algorithm>
 #include <csignal>
@@ -7,13 +7,13 @@
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
 
-#include "reports/user_error.h"
-#include "suite/cli/commands.h"
-#include "suite/cli/compare_commands.h"
-#include "suite/cli/launch_command.h"
-#include "suite/cli/report_command.h"
-#include "suite/cli/tune_command.h"
-#include "workloads/workload_registry.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/suite/cli/commands.h"
+#include "dyno/suite/cli/compare_commands.h"
+#include "dyno/suite/cli/launch_command.h"
+#include "dyno/suite/cli/report_command.h"
+#include "dyno/suite/cli/tune_command.h"
+#include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
 

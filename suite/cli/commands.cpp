@@ -1,4 +1,4 @@
-#include "suite/cli/commands.h"
+#include "dyno/suite/cli/commands.h"
 
 #include <unistd.h>
 
@@ -16,18 +16,18 @@
 
 #include <CLI/CLI.hpp>
 
-#include "reports/atomic_file.h"
-#include "reports/knob.h"
-#include "reports/run_config.h"
-#include "reports/run_report.h"
-#include "reports/user_error.h"
-#include "suite/cli/option_checks.h"
-#include "suite/distributed/distributed_context.h"
-#include "suite/engine.h"
-#include "suite/environment.h"
-#include "suite/process_settings.h"
-#include "workloads/scripted_workload.h"
-#include "workloads/workload_registry.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/knob.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/reports/run_report.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/suite/cli/option_checks.h"
+#include "dyno/suite/distributed/distributed_context.h"
+#include "dyno/suite/engine.h"
+#include "dyno/suite/environment.h"
+#include "dyno/suite/process_settings.h"
+#include "dyno/workloads/scripted_workload.h"
+#include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
 namespace {

@@ -1,4 +1,4 @@
-#include "suite/cli/compare_commands.h"
+#include "dyno/suite/cli/compare_commands.h"
 
 #include <sched.h>
 
@@ -17,23 +17,23 @@
 
 #include <CLI/CLI.hpp>
 
-#include "reports/atomic_file.h"
-#include "reports/check_baseline.h"
-#include "reports/child_process.h"
-#include "reports/comparison.h"
-#include "reports/figure_set.h"
-#include "reports/machine_fingerprint.h"
-#include "reports/quantity.h"
-#include "reports/run_config.h"
-#include "reports/run_report.h"
-#include "reports/scratch_dir.h"
-#include "reports/statistics.h"
-#include "reports/user_error.h"
-#include "suite/cli/commands.h"
-#include "suite/cli/option_checks.h"
-#include "suite/device_backend.h"
-#include "suite/environment.h"
-#include "workloads/workload_registry.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/check_baseline.h"
+#include "dyno/reports/child_process.h"
+#include "dyno/reports/comparison.h"
+#include "dyno/reports/figure_set.h"
+#include "dyno/reports/machine_fingerprint.h"
+#include "dyno/reports/quantity.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/reports/run_report.h"
+#include "dyno/reports/scratch_dir.h"
+#include "dyno/reports/statistics.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/suite/cli/commands.h"
+#include "dyno/suite/cli/option_checks.h"
+#include "dyno/suite/device_backend.h"
+#include "dyno/suite/environment.h"
+#include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
 namespace {

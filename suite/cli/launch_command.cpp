@@ -1,4 +1,4 @@
-#include "suite/cli/launch_command.h"
+#include "dyno/suite/cli/launch_command.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -21,11 +21,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "reports/child_process.h"
-#include "reports/user_error.h"
-#include "suite/cli/commands.h"
-#include "suite/cli/option_checks.h"
-#include "suite/process_settings.h"
+#include "dyno/reports/child_process.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/suite/cli/commands.h"
+#include "dyno/suite/cli/option_checks.h"
+#include "dyno/suite/process_settings.h"
 
 namespace dyno {
 namespace {

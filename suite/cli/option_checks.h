@@ -12,7 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "reports/atomic_file.h"
+#include "dyno/reports/atomic_file.h"
 
 namespace dyno {
 

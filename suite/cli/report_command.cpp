@@ -1,4 +1,4 @@
-#include "suite/cli/report_command.h"
+#include "dyno/suite/cli/report_command.h"
 
 #include <ctime>
 #include <functional>
@@ -9,16 +9,16 @@
 
 #include <CLI/CLI.hpp>
 
-#include "reports/atomic_file.h"
-#include "reports/change_points.h"
-#include "reports/perf_history.h"
-#include "reports/quantity.h"
-#include "reports/html_report.h"
-#include "reports/json_fields.h"
-#include "reports/run_report.h"
-#include "reports/technique_claims.h"
-#include "reports/user_error.h"
-#include "suite/cli/commands.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/change_points.h"
+#include "dyno/reports/perf_history.h"
+#include "dyno/reports/quantity.h"
+#include "dyno/reports/html_report.h"
+#include "dyno/reports/json_fields.h"
+#include "dyno/reports/run_report.h"
+#include "dyno/reports/technique_claims.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/suite/cli/commands.h"
 
 namespace dyno {
 namespace {

@@ -9,9 +9,9 @@
 
 #include <cstdlib>
 
-#include "reports/run_config.h"
-#include "reports/user_error.h"
-#include "suite/device_backend.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/suite/device_backend.h"
 
 namespace dyno {
 namespace {

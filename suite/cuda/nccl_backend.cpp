@@ -2,7 +2,7 @@
 // LibTorch; it runs only where GPUs exist.
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 
-#include "suite/distributed/nccl_backend.h"
+#include "dyno/suite/distributed/nccl_backend.h"
 
 namespace dyno {
 

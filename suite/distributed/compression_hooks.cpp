@@ -1,4 +1,4 @@
-#include "suite/distributed/compression_hooks.h"
+#include "dyno/suite/distributed/compression_hooks.h"
 
 #include <torch/torch.h>
 

@@ -1,4 +1,4 @@
-#include "suite/distributed/distributed_context.h"
+#include "dyno/suite/distributed/distributed_context.h"
 
 #include <netdb.h>
 #include <sys/socket.h>
@@ -18,9 +18,9 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
-#include "reports/user_error.h"
-#include "suite/distributed/compression_hooks.h"
-#include "suite/distributed/nccl_backend.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/suite/distributed/compression_hooks.h"
+#include "dyno/suite/distributed/nccl_backend.h"
 
 namespace dyno {
 namespace {

@@ -19,8 +19,8 @@
 #include <nlohmann/json.hpp>
 #include <torch/nn/module.h>
 
-#include "reports/run_config.h"
-#include "suite/distributed/shared_memory_all_reduce.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/suite/distributed/shared_memory_all_reduce.h"
 
 namespace c10d {
 class ProcessGroup;

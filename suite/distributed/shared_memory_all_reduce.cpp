@@ -1,4 +1,4 @@
-#include "suite/distributed/shared_memory_all_reduce.h"
+#include "dyno/suite/distributed/shared_memory_all_reduce.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -15,7 +15,7 @@
 
 #include <ATen/record_function.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

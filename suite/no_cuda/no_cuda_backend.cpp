@@ -1,6 +1,6 @@
 // Built only against a CPU-only LibTorch that a user brings: device=cuda is then a clear error.
-#include "reports/user_error.h"
-#include "suite/device_backend.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/suite/device_backend.h"
 
 namespace dyno {
 

@@ -1,6 +1,6 @@
 // Built only against a CPU-only LibTorch: ddp.backend=nccl is then a clear error.
-#include "reports/user_error.h"
-#include "suite/distributed/nccl_backend.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/suite/distributed/nccl_backend.h"
 
 namespace dyno {
 

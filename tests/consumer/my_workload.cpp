@@ -3,7 +3,7 @@
 #include <dyno/dyno.h>
 #include <torch/torch.h>
 
-#include "workloads/fashion_mnist.h"
+#include "dyno/workloads/fashion_mnist.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "reports/atomic_file.h"
+#include "dyno/reports/atomic_file.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -1,8 +1,8 @@
-#include "reports/bottleneck_verdict.h"
+#include "dyno/reports/bottleneck_verdict.h"
 
 #include <gtest/gtest.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

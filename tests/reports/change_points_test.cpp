@@ -1,5 +1,5 @@
 // Change points over revisions: a planted step is found where it is; noise alone gives none.
-#include "reports/change_points.h"
+#include "dyno/reports/change_points.h"
 
 #include <random>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "reports/check_baseline.h"
+#include "dyno/reports/check_baseline.h"
 
 #include <gtest/gtest.h>
 

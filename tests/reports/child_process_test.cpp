@@ -1,4 +1,4 @@
-#include "reports/child_process.h"
+#include "dyno/reports/child_process.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "reports/atomic_file.h"
-#include "reports/user_error.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -1,4 +1,4 @@
-#include "reports/comparison.h"
+#include "dyno/reports/comparison.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

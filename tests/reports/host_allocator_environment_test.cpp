@@ -1,4 +1,4 @@
-#include "reports/host_allocator_environment.h"
+#include "dyno/reports/host_allocator_environment.h"
 
 #include <string>
 #include <vector>

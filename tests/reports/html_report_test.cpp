@@ -1,4 +1,4 @@
-#include "reports/html_report.h"
+#include "dyno/reports/html_report.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "reports/json_difference.h"
+#include "dyno/reports/json_difference.h"
 
 #include <vector>
 

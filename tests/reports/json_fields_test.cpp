@@ -1,4 +1,4 @@
-#include "reports/json_fields.h"
+#include "dyno/reports/json_fields.h"
 
 #include <cmath>
 

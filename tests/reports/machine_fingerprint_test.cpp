@@ -1,4 +1,4 @@
-#include "reports/machine_fingerprint.h"
+#include "dyno/reports/machine_fingerprint.h"
 
 #include <gtest/gtest.h>
 

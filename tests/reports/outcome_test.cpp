@@ -1,9 +1,9 @@
-#include "reports/outcome.h"
+#include "dyno/reports/outcome.h"
 
 #include <gtest/gtest.h>
 
-#include "reports/run_report.h"
-#include "reports/user_error.h"
+#include "dyno/reports/run_report.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

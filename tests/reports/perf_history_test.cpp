@@ -1,11 +1,11 @@
 // The gate's history: entries from check results append and read back; a bad line is named.
-#include "reports/perf_history.h"
+#include "dyno/reports/perf_history.h"
 
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
-#include "reports/atomic_file.h"
+#include "dyno/reports/atomic_file.h"
 #include "user_error_matcher.h"
 
 namespace dyno {

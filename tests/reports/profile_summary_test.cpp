@@ -1,8 +1,8 @@
-#include "reports/profile_summary.h"
+#include "dyno/reports/profile_summary.h"
 
 #include <gtest/gtest.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

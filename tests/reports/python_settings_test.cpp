@@ -1,4 +1,4 @@
-#include "reports/python_settings.h"
+#include "dyno/reports/python_settings.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reports/atomic_file.h"
+#include "dyno/reports/atomic_file.h"
 
 namespace dyno {
 namespace {

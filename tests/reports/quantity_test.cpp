@@ -1,8 +1,8 @@
-#include "reports/quantity.h"
+#include "dyno/reports/quantity.h"
 
 #include <gtest/gtest.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 #include "user_error_matcher.h"
 
 namespace dyno {

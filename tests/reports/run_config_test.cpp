@@ -1,9 +1,9 @@
-#include "reports/run_config.h"
+#include "dyno/reports/run_config.h"
 
 #include <gtest/gtest.h>
 
-#include "reports/knob.h"
-#include "reports/user_error.h"
+#include "dyno/reports/knob.h"
+#include "dyno/reports/user_error.h"
 #include "user_error_matcher.h"
 
 namespace dyno {

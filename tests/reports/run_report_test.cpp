@@ -1,11 +1,11 @@
-#include "reports/run_report.h"
+#include "dyno/reports/run_report.h"
 
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
-#include "reports/atomic_file.h"
-#include "reports/user_error.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -1,4 +1,4 @@
-#include "reports/scratch_dir.h"
+#include "dyno/reports/scratch_dir.h"
 
 #include <sys/stat.h>
 

@@ -1,8 +1,8 @@
-#include "reports/technique_claims.h"
+#include "dyno/reports/technique_claims.h"
 
 #include <gtest/gtest.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

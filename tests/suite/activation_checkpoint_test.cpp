@@ -1,11 +1,11 @@
-#include "suite/activation_checkpoint.h"
+#include "dyno/suite/activation_checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "fixture_files.h"
-#include "reports/run_config.h"
-#include "workloads/workload_registry.h"
+#include "dyno/reports/run_config.h"
+#include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
 namespace {

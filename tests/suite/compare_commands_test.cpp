@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "reports/atomic_file.h"
+#include "dyno/reports/atomic_file.h"
 #include "test_support.h"
 
 namespace dyno {

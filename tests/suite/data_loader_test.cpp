@@ -1,11 +1,11 @@
-#include "suite/data_loader.h"
+#include "dyno/suite/data_loader.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <set>
 
-#include "workloads/image_source.h"
+#include "dyno/workloads/image_source.h"
 
 namespace dyno {
 namespace {

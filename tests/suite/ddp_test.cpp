@@ -13,12 +13,12 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "reports/atomic_file.h"
-#include "suite/distributed/distributed_context.h"
-#include "suite/process_settings.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/suite/distributed/distributed_context.h"
+#include "dyno/suite/process_settings.h"
 #include "fixture_files.h"
 #include "test_support.h"
-#include "workloads/workload.h"
+#include "dyno/workloads/workload.h"
 
 namespace dyno {
 namespace {

@@ -1,4 +1,4 @@
-#include "suite/engine.h"
+#include "dyno/suite/engine.h"
 
 #include <gtest/gtest.h>
 
@@ -11,12 +11,12 @@
 #endif
 #include <torch/torch.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 #include "fixture_files.h"
-#include "suite/autocast_scope.h"
+#include "dyno/suite/autocast_scope.h"
 #include "test_support.h"
 #include "user_error_matcher.h"
-#include "workloads/workload_registry.h"
+#include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
 namespace {

@@ -1,9 +1,9 @@
-#include "suite/grad_scaler.h"
+#include "dyno/suite/grad_scaler.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "suite/training_optimizer.h"
+#include "dyno/suite/training_optimizer.h"
 
 namespace dyno {
 namespace {

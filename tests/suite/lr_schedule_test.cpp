@@ -1,8 +1,8 @@
-#include "suite/lr_schedule.h"
+#include "dyno/suite/lr_schedule.h"
 
 #include <gtest/gtest.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -1,4 +1,4 @@
-#include "suite/nvtx_range.h"
+#include "dyno/suite/nvtx_range.h"
 
 #include <fstream>
 #include <map>

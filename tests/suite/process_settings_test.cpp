@@ -1,4 +1,4 @@
-#include "suite/process_settings.h"
+#include "dyno/suite/process_settings.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 
 #include <torch/torch.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

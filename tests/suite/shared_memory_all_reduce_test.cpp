@@ -1,11 +1,11 @@
-#include "suite/distributed/shared_memory_all_reduce.h"
+#include "dyno/suite/distributed/shared_memory_all_reduce.h"
 
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 
 namespace dyno {
 namespace {

@@ -1,17 +1,17 @@
 // `dyno train --profile`: LibTorch's profiler over the steps after warm-up, a Chrome trace, the
 // op table, and the bottleneck verdict on runs built to have each bottleneck (CPU, real training).
-#include "suite/step_profiler.h"
+#include "dyno/suite/step_profiler.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
 
-#include "reports/atomic_file.h"
-#include "reports/run_report.h"
-#include "suite/engine.h"
-#include "workloads/fashion_mnist_source.h"
-#include "workloads/models/mlp.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/run_report.h"
+#include "dyno/suite/engine.h"
+#include "dyno/workloads/fashion_mnist_source.h"
+#include "dyno/workloads/models/mlp.h"
 #include "test_support.h"
 
 namespace dyno {

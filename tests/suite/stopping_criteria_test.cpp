@@ -1,4 +1,4 @@
-#include "suite/stopping_criteria.h"
+#include "dyno/suite/stopping_criteria.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include <torch/torch.h>
 
 #include "temp_dir.h"
-#include "workloads/workload_registry.h"
+#include "dyno/workloads/workload_registry.h"
 #include <filesystem>
 #include <string>
 

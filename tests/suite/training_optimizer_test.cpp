@@ -1,9 +1,9 @@
-#include "suite/training_optimizer.h"
+#include "dyno/suite/training_optimizer.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "suite/lr_schedule.h"
+#include "dyno/suite/lr_schedule.h"
 
 namespace dyno {
 namespace {

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fixture_files.h"
-#include "reports/atomic_file.h"
+#include "dyno/reports/atomic_file.h"
 
 namespace dyno {
 namespace {

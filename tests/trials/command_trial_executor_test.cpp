@@ -1,6 +1,6 @@
 // Trials of an external program, with small fake programs (POSIX shell scripts) that follow or
 // break the report protocol: every way a program can behave becomes a recorded outcome.
-#include "trials/command_trial_executor.h"
+#include "dyno/trials/command_trial_executor.h"
 
 #include <unistd.h>
 
@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "reports/atomic_file.h"
-#include "reports/user_error.h"
-#include "tuner/tuner.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/user_error.h"
+#include "dyno/tuner/tuner.h"
 
 namespace dyno {
 namespace {

@@ -1,14 +1,14 @@
 // Trials as real `dyno train` child processes: every way a trial can fail becomes a recorded
 // outcome and the tuning run completes.
-#include "trials/process_trial_executor.h"
+#include "dyno/trials/process_trial_executor.h"
 
 #include <signal.h>
 
 #include <gtest/gtest.h>
 
-#include "reports/run_report.h"
+#include "dyno/reports/run_report.h"
 #include "temp_dir.h"
-#include "tuner/tuner.h"
+#include "dyno/tuner/tuner.h"
 
 namespace dyno {
 namespace {

@@ -1,6 +1,6 @@
 // A program's trial command: placeholders filled from the point, the environment that carries it,
 // the launcher in front, and the tuned configuration written back as a command line.
-#include "trials/program_command.h"
+#include "dyno/trials/program_command.h"
 
 #include <gtest/gtest.h>
 

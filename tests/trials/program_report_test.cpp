@@ -1,6 +1,6 @@
 // The report protocol as the tuner reads it: events parsed, a torn last line ignored, anything
 // else that breaks the protocol an error naming the file and the line.
-#include "trials/program_report.h"
+#include "dyno/trials/program_report.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reports/atomic_file.h"
+#include "dyno/reports/atomic_file.h"
 #include "user_error_matcher.h"
 
 namespace dyno {

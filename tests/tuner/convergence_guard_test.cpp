@@ -1,4 +1,4 @@
-#include "tuner/convergence_guard.h"
+#include "dyno/tuner/convergence_guard.h"
 
 #include <cmath>
 

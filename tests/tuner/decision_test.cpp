@@ -1,4 +1,4 @@
-#include "tuner/decision.h"
+#include "dyno/tuner/decision.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "tuner/journal.h"
+#include "dyno/tuner/journal.h"
 
 #include <unistd.h>
 

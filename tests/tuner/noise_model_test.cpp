@@ -1,4 +1,4 @@
-#include "tuner/noise_model.h"
+#include "dyno/tuner/noise_model.h"
 
 #include <cmath>
 #include <random>

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "synthetic_executor.h"
-#include "tuner/trial.h"
+#include "dyno/tuner/trial.h"
 
 namespace dyno::testing {
 

@@ -1,4 +1,4 @@
-#include "tuner/posterior.h"
+#include "dyno/tuner/posterior.h"
 
 #include <cmath>
 

@@ -1,11 +1,11 @@
-#include "tuner/search_space.h"
+#include "dyno/tuner/search_space.h"
 
 #include <set>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 #include "user_error_matcher.h"
 
 namespace dyno {

@@ -1,4 +1,4 @@
-#include "tuner/staged_search.h"
+#include "dyno/tuner/staged_search.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,8 +14,8 @@
 #include "noisy_process_executor.h"
 #include "synthetic_executor.h"
 #include "table_executor.h"
-#include "tuner/strategy.h"
-#include "tuner/tuner.h"
+#include "dyno/tuner/strategy.h"
+#include "dyno/tuner/tuner.h"
 
 namespace dyno {
 namespace {

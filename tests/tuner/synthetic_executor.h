@@ -9,8 +9,8 @@
 #include <map>
 #include <string>
 
-#include "tuner/search_space.h"
-#include "tuner/trial_executor.h"
+#include "dyno/tuner/search_space.h"
+#include "dyno/tuner/trial_executor.h"
 
 namespace dyno::testing {
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "tuner/trial_executor.h"
+#include "dyno/tuner/trial_executor.h"
 
 namespace dyno::testing {
 

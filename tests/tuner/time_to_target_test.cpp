@@ -1,4 +1,4 @@
-#include "tuner/time_to_target.h"
+#include "dyno/tuner/time_to_target.h"
 
 #include <map>
 #include <optional>
@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "tuner/search_space.h"
-#include "tuner/trial_executor.h"
-#include "tuner/tuner.h"
+#include "dyno/tuner/search_space.h"
+#include "dyno/tuner/trial_executor.h"
+#include "dyno/tuner/tuner.h"
 
 namespace dyno {
 namespace {

@@ -1,4 +1,4 @@
-#include "tuner/trial.h"
+#include "dyno/tuner/trial.h"
 
 #include <gtest/gtest.h>
 

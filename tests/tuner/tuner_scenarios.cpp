@@ -13,7 +13,7 @@
 #include <string>
 
 #include "noisy_process_executor.h"
-#include "tuner/tuner.h"
+#include "dyno/tuner/tuner.h"
 
 namespace {
 

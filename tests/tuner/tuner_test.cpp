@@ -1,4 +1,4 @@
-#include "tuner/tuner.h"
+#include "dyno/tuner/tuner.h"
 
 #include <fstream>
 #include <map>
@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "reports/atomic_file.h"
-#include "reports/statistics.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/statistics.h"
 #include "synthetic_executor.h"
 #include "noisy_process_executor.h"
 #include "table_executor.h"

@@ -1,4 +1,4 @@
-#include "tuner/verification.h"
+#include "dyno/tuner/verification.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "synthetic_executor.h"
-#include "tuner/tuner.h"
+#include "dyno/tuner/tuner.h"
 
 namespace dyno {
 namespace {

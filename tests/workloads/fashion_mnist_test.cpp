@@ -1,11 +1,11 @@
-#include "workloads/fashion_mnist.h"
+#include "dyno/workloads/fashion_mnist.h"
 
 #include <cstdlib>
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 #include "temp_dir.h"
 
 namespace dyno {

@@ -1,4 +1,4 @@
-#include "workloads/fortunes_corpus.h"
+#include "dyno/workloads/fortunes_corpus.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "workloads/gzip_file.h"
+#include "dyno/workloads/gzip_file.h"
 
 #include <zlib.h>
 
@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 #include "temp_dir.h"
 
 namespace dyno {

@@ -1,11 +1,11 @@
 // ScriptedModule: a model saved from Python with torch.jit.script, trained in C++ as in eager mode.
-#include "workloads/scripted_module.h"
+#include "dyno/workloads/scripted_module.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "fixture_files.h"
-#include "suite/autocast_scope.h"
+#include "dyno/suite/autocast_scope.h"
 #include "user_error_matcher.h"
 
 namespace dyno {

@@ -1,13 +1,13 @@
 // The torchscript workload: a user's scripted model on data saved from Python, named by the config.
-#include "workloads/scripted_workload.h"
+#include "dyno/workloads/scripted_workload.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "fixture_files.h"
-#include "reports/run_config.h"
+#include "dyno/reports/run_config.h"
 #include "user_error_matcher.h"
-#include "workloads/workload_registry.h"
+#include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
 namespace {

@@ -1,5 +1,5 @@
 // TensorSource: tensors a user builds in C++, or saved from Python with torch.save.
-#include "workloads/tensor_source.h"
+#include "dyno/workloads/tensor_source.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,9 +1,9 @@
-#include "workloads/workload_registry.h"
+#include "dyno/workloads/workload_registry.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "reports/user_error.h"
+#include "dyno/reports/user_error.h"
 #include "user_error_matcher.h"
 
 namespace dyno {

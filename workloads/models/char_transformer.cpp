@@ -1,4 +1,4 @@
-#include "workloads/models/char_transformer.h"
+#include "dyno/workloads/models/char_transformer.h"
 
 #include <torch/torch.h>
 

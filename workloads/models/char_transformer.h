@@ -2,7 +2,7 @@
 // position embeddings, causal self-attention through scaled_dot_product_attention, GELU MLP).
 #pragma once
 
-#include "workloads/segmented_model.h"
+#include "dyno/workloads/segmented_model.h"
 
 namespace dyno {
 

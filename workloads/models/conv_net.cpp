@@ -1,4 +1,4 @@
-#include "workloads/models/conv_net.h"
+#include "dyno/workloads/models/conv_net.h"
 
 #include <torch/torch.h>
 

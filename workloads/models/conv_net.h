@@ -2,7 +2,7 @@
 // the BN shift makes a conv bias redundant) and two linear layers with dropout between them.
 #pragma once
 
-#include "workloads/segmented_model.h"
+#include "dyno/workloads/segmented_model.h"
 
 namespace dyno {
 

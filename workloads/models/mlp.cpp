@@ -1,4 +1,4 @@
-#include "workloads/models/mlp.h"
+#include "dyno/workloads/models/mlp.h"
 
 #include <torch/torch.h>
 

@@ -1,7 +1,7 @@
 // fashion-mlp's model: 784-256-128-10 with ReLU (the published MLP baseline is 256-128-100).
 #pragma once
 
-#include "workloads/segmented_model.h"
+#include "dyno/workloads/segmented_model.h"
 
 namespace dyno {
 

@@ -1,4 +1,4 @@
-#include "workloads/models/mobile_net.h"
+#include "dyno/workloads/models/mobile_net.h"
 
 #include <torch/torch.h>
 

@@ -2,7 +2,7 @@
 // (3x3 depthwise -> BN -> ReLU -> 1x1 pointwise -> BN -> ReLU) with squeeze-excitation gates.
 #pragma once
 
-#include "workloads/segmented_model.h"
+#include "dyno/workloads/segmented_model.h"
 
 namespace dyno {
 
