@@ -84,6 +84,7 @@ nlohmann::json to_json(const RunReport& r) {
         {"peak_memory_kind", s.peak_memory_kind},
         {"host_huge_page_bytes", s.host_huge_page_bytes},
         {"steps", s.steps},
+        {"skipped_steps", s.skipped_steps},
         {"epochs", s.epochs},
         {"wall_time_s", s.wall_time_s},
         {"stop_reason", s.stop_reason}}},
@@ -140,6 +141,7 @@ RunReport report_from_json(const nlohmann::json& json, const std::string& where)
   o.peak_memory_kind = s.text("peak_memory_kind");
   o.host_huge_page_bytes = s.integer("host_huge_page_bytes");
   o.steps = s.integer("steps");
+  o.skipped_steps = s.integer("skipped_steps");
   o.epochs = s.number("epochs");
   o.wall_time_s = s.number("wall_time_s");
   o.stop_reason = s.text("stop_reason");

@@ -61,6 +61,7 @@ struct Summary {
   std::string peak_memory_kind;  // cuda_allocator or resident_set
   int64_t host_huge_page_bytes = 0;  // the process's host memory in transparent huge pages at the end
   int64_t steps = 0;
+  int64_t skipped_steps = 0;  // amp=fp16: steps whose update the gradient scaler skipped (inf/NaN gradients)
   double epochs = 0;
   double wall_time_s = 0;
   std::string stop_reason;

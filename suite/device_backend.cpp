@@ -22,6 +22,8 @@ std::string read_cpu_model() {
   return "unknown cpu";
 }
 
+int64_t host_memory_bytes() { return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGESIZE)); }
+
 class CpuBackend : public DeviceBackend {
  public:
   c10::Device device() const override { return c10::Device(c10::kCPU); }
@@ -30,9 +32,7 @@ class CpuBackend : public DeviceBackend {
   int64_t peak_memory_bytes() override { return resident_set_peak_bytes(); }
   std::string peak_memory_kind() const override { return "resident_set"; }
   std::string device_name() override { return read_cpu_model(); }
-  int64_t memory_capacity_bytes() override {
-    return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
-  }
+  int64_t memory_capacity_bytes() override { return host_memory_bytes(); }
   void apply_flags(const RunConfig& config) override {
     at::globalContext().setDeterministicAlgorithms(config.deterministic, /*warn_only=*/false);
   }
@@ -52,6 +52,11 @@ int64_t proc_self_kib_field_bytes(const char* file, const std::string& name) {
 
 int64_t resident_set_peak_bytes() { return proc_self_kib_field_bytes("status", "VmHWM"); }
 int64_t host_huge_page_bytes() { return proc_self_kib_field_bytes("smaps_rollup", "AnonHugePages"); }
+
+int64_t device_memory_capacity_bytes(const RunConfig& config) {
+  if (config.device == "cuda") return cuda_memory_capacity_bytes();
+  return make_device_backend(config)->memory_capacity_bytes();
+}
 
 std::unique_ptr<DeviceBackend> make_device_backend(const RunConfig& config, int64_t local_rank) {
   if (config.device == "cpu") return std::make_unique<CpuBackend>();

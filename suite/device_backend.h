@@ -37,8 +37,14 @@ class DeviceBackend {
 // not available in this build or on this machine, and when nccl ranks outnumber the GPUs.
 std::unique_ptr<DeviceBackend> make_device_backend(const RunConfig& config, int64_t local_rank = 0);
 
+// The memory config.device has in all (DeviceBackend::memory_capacity_bytes), read without making
+// a GPU the process's current device: that would give the process a CUDA context, which holds GPU
+// memory for as long as it lives (the tuner's process, beside its trials).
+int64_t device_memory_capacity_bytes(const RunConfig& config);
+
 // Defined in suite/cuda/ (or suite/no_cuda/ for a CPU-only LibTorch).
 std::unique_ptr<DeviceBackend> make_cuda_backend(const RunConfig& config, int64_t local_rank);
+int64_t cuda_memory_capacity_bytes();  // GPU 0's
 bool cuda_backend_compiled();
 
 // Resident-set high-water mark of this process (VmHWM), in bytes.

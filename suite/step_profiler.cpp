@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <kineto/ActivityType.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <algorithm>
@@ -242,8 +243,15 @@ void summarise_device(const std::vector<profiler::KinetoEvent>& events, const In
       if (start >= begin && end <= finish) return true;
     return false;
   };
+  // Work on the device only: the device-side copies of the phase ranges (dyno::step, ...; kineto's
+  // GPU user annotations) are CUDA events too, and span the kernels they mark.
+  auto device_work = [](const profiler::KinetoEvent& e) {
+    const auto type = static_cast<libkineto::ActivityType>(e.activityType());
+    return type == libkineto::ActivityType::CONCURRENT_KERNEL || type == libkineto::ActivityType::GPU_MEMCPY ||
+           type == libkineto::ActivityType::GPU_MEMSET;
+  };
   for (const auto& e : events) {
-    if (e.deviceType() != c10::DeviceType::CUDA || e.endNs() <= e.startNs() || !in_a_step(e.startNs(), e.endNs())) continue;
+    if (e.deviceType() != c10::DeviceType::CUDA || !device_work(e) || e.endNs() <= e.startNs() || !in_a_step(e.startNs(), e.endNs())) continue;
     const double duration_s = static_cast<double>(e.endNs() - e.startNs()) * 1e-9;
     std::string name = e.name().substr(0, 160);
     if (is_gemm_kernel(name)) summary.gemm_device_s += duration_s;

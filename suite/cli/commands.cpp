@@ -92,6 +92,8 @@ void print_summary(const RunReport& r, const std::string& path) {
   if (s.time_to_target_s) std::printf("time to target    %.1f s\n", *s.time_to_target_s);
   else std::printf("time to target    null\n");
   std::printf("steps             %lld (%.2f epochs, stop: %s)\n", static_cast<long long>(s.steps), s.epochs, s.stop_reason.c_str());
+  if (s.skipped_steps > 0)
+    std::printf("skipped steps     %lld: amp=fp16's gradient scaler found inf/NaN gradients and skipped their update\n", static_cast<long long>(s.skipped_steps));
   std::printf("wall time         %.1f s\n", s.wall_time_s);
   std::printf("peak memory       %.1f MiB (%s)\n", static_cast<double>(s.peak_memory_bytes) / (1 << 20), s.peak_memory_kind.c_str());
   for (const auto& [name, p] : r.phases)

@@ -591,7 +591,7 @@ int run_tune(const TuneArgs& args) {
   options.guard.exact_values = space.exact_values();
   const int64_t memory_limit = memory_limit_bytes(args);
   if (memory_limit > 0) options.memory_capacity_bytes = memory_limit;
-  else if (!program) options.memory_capacity_bytes = make_device_backend(config_from_json(tunable.base))->memory_capacity_bytes();
+  else if (!program) options.memory_capacity_bytes = device_memory_capacity_bytes(config_from_json(tunable.base));
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);

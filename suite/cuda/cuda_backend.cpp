@@ -86,11 +86,21 @@ class CudaBackend : public DeviceBackend {
 
 bool cuda_backend_compiled() { return true; }
 
+int64_t cuda_memory_capacity_bytes() {
+  if (!torch::cuda::is_available())
+    throw UserError("device", "device=cuda but no CUDA device is visible (torch::cuda::is_available() is false); use device=cpu");
+  cudaDeviceProp properties{};
+  C10_CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));  // no context: cudaSetDevice would make one
+  return static_cast<int64_t>(properties.totalGlobalMem);
+}
+
 std::unique_ptr<DeviceBackend> make_cuda_backend(const RunConfig& config, int64_t local_rank) {
   if (!torch::cuda::is_available())
     throw UserError("device", "device=cuda but no CUDA device is visible (torch::cuda::is_available() is false); use device=cpu");
   const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
-  if (local_rank >= gpus && config.ddp.backend == "nccl")
+  // One visible GPU may be each rank's own (a scheduler's CUDA_VISIBLE_DEVICES per rank); more, and
+  // nccl ranks beyond them would share one.
+  if (gpus > 1 && local_rank >= gpus && config.ddp.backend == "nccl")
     throw UserError("ddp", "LOCAL_RANK=" + std::to_string(local_rank) + " but only " + std::to_string(gpus) +
                                " GPU(s) are visible: nccl needs a GPU of its own for every rank on a machine; start at most " +
                                std::to_string(gpus) + " ranks per machine, or set ddp.backend=gloo");

@@ -6,6 +6,10 @@ namespace dyno {
 
 bool cuda_backend_compiled() { return false; }
 
+int64_t cuda_memory_capacity_bytes() {
+  throw UserError("device", "device=cuda but this dyno was built against a CPU-only LibTorch; rebuild with a CUDA LibTorch");
+}
+
 std::unique_ptr<DeviceBackend> make_cuda_backend(const RunConfig&, int64_t) {
   throw UserError("device", "device=cuda but this dyno was built against a CPU-only LibTorch; rebuild with a CUDA LibTorch");
 }
