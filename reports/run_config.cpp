@@ -226,6 +226,9 @@ void validate_combination(const RunConfig& c) {
     throw UserError("config", "ddp.backend: 'shm' averages gradients in host memory, for device=cpu; on cuda use nccl (or auto)");
   if (c.ddp.backend == "shm" && c.ddp.comm_hook != "none")
     throw UserError("config", "ddp.comm_hook: '" + c.ddp.comm_hook + "' compresses what gloo or nccl sends; ddp.backend=shm sends nothing: set ddp.comm_hook=none or ddp.backend=gloo");
+  if (c.ddp.world_size > 1 && !c.ddp.overlap && c.ddp.comm_hook != "none")
+    throw UserError("config", "ddp.comm_hook: '" + c.ddp.comm_hook + "' compresses the buckets sent during backward; with ddp.overlap=false the gradients go in one "
+                              "uncompressed all-reduce after it: set ddp.comm_hook=none or ddp.overlap=true");
   if (c.deterministic && c.cudnn_benchmark)
     throw UserError("config", "cudnn_benchmark: true conflicts with deterministic: true; set one of them to false");
   if (c.inject_fault != "none" && c.inject_fault_at_step < 1)

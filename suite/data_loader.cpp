@@ -14,7 +14,7 @@ DataLoader::DataLoader(std::shared_ptr<const ExampleSource> source, LoaderOption
 DataLoader::~DataLoader() { stop_workers(); }
 
 int64_t DataLoader::batches_per_epoch() const {
-  const int64_t per_rank = source_->size() / options_.world_size;
+  const int64_t per_rank = source_->size() / options_.world_size + (!options_.drop_last && options_.rank < source_->size() % options_.world_size);
   return options_.drop_last ? per_rank / options_.batch_size : (per_rank + options_.batch_size - 1) / options_.batch_size;
 }
 
@@ -26,11 +26,14 @@ std::vector<int64_t> DataLoader::epoch_indices(int64_t epoch) const {
     std::mt19937_64 rng(options_.seed * 1000003ULL + static_cast<uint64_t>(epoch) * 7919ULL + 17ULL);
     for (size_t i = all.size() - 1; i > 0; --i) std::swap(all[i], all[std::uniform_int_distribution<size_t>(0, i)(rng)]);
   }
-  // Shard by rank: rank r takes positions r, r + W, r + 2W, ... of the first (size / W) * W.
+  // Shard by rank: rank r takes positions r, r + W, r + 2W, ... of the first (size / W) * W, and
+  // without drop_last position (size / W) * W + r when there is one.
   const int64_t per_rank = source_->size() / options_.world_size;
   std::vector<int64_t> mine;
-  mine.reserve(static_cast<size_t>(per_rank));
+  mine.reserve(static_cast<size_t>(per_rank + 1));
   for (int64_t i = 0; i < per_rank; ++i) mine.push_back(all[static_cast<size_t>(i * options_.world_size + options_.rank)]);
+  if (!options_.drop_last && per_rank * options_.world_size + options_.rank < source_->size())
+    mine.push_back(all[static_cast<size_t>(per_rank * options_.world_size + options_.rank)]);
   return mine;
 }
 

@@ -26,6 +26,8 @@ struct LoaderOptions {
   int64_t prefetch = 2;
   bool pin_memory = false;
   bool shuffle = true;
+  // false: the last partial batch is kept, and the (size mod world_size) examples the ranks cannot
+  // share evenly go one each to the first ranks (evaluation: every example once over the ranks).
   bool drop_last = true;
   uint64_t seed = 0;
   int64_t rank = 0;

@@ -64,8 +64,10 @@ torch::Tensor to_device(const torch::Tensor& t, const c10::Device& device, bool 
 c10::ScalarType autocast_dtype(const RunConfig& config) { return config.amp == "fp16" ? torch::kHalf : torch::kBFloat16; }
 
 // Evaluation runs without autograd (technique 16) and in eval mode (no dropout, BN running stats).
+// With several ranks, each evaluates its share of the set with rank 0's buffers, and the sums are
+// the ranks' together: every rank has the metric of the whole set.
 EvalResult evaluate(SegmentedModel& model, const Workload& workload, const std::shared_ptr<const ExampleSource>& source,
-                    const RunConfig& config, const c10::Device& device) {
+                    const RunConfig& config, const c10::Device& device, DistributedContext* distributed) {
   NvtxRange range("eval");
   torch::NoGradGuard no_grad;
   model->eval();
@@ -73,6 +75,11 @@ EvalResult evaluate(SegmentedModel& model, const Workload& workload, const std::
   options.batch_size = std::max<int64_t>(config.batch_size, 500);
   options.shuffle = false;
   options.drop_last = false;
+  if (distributed) {
+    distributed->broadcast_buffers(*model);
+    options.rank = distributed->rank();
+    options.world_size = distributed->world_size();
+  }
   DataLoader loader(source, options);
   loader.start_epoch(0);
   auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
@@ -105,10 +112,13 @@ EvalResult evaluate(SegmentedModel& model, const Workload& workload, const std::
     predictions += flat_target.numel();
   }
   model->train();
+  std::vector<double> sums = {loss_sum.item<double>(), static_cast<double>(correct.item<int64_t>()), static_cast<double>(items),
+                              static_cast<double>(predictions)};
+  if (distributed) sums = distributed->sum(sums);
   EvalResult result;  // no evaluation data: no figure (NaN, null in the report), never a target reached
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  result.loss = items > 0 ? loss_sum.item<double>() / static_cast<double>(items) : nan;
-  result.accuracy = predictions > 0 ? static_cast<double>(correct.item<int64_t>()) / static_cast<double>(predictions) : nan;
+  result.loss = sums[2] > 0 ? sums[0] / sums[2] : nan;
+  result.accuracy = sums[3] > 0 ? sums[1] / sums[3] : nan;
   return result;
 }
 
@@ -203,10 +213,14 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
   }
   loader_ = std::make_unique<DataLoader>(data_.train, loader_options);
   steps_per_epoch_ = loader_->batches_per_epoch() / config_.grad_accum_steps;
-  if (steps_per_epoch_ < 1)
-    throw UserError("config", "batch_size: " + std::to_string(config_.batch_size) + " x grad_accum_steps " +
-                                  std::to_string(config_.grad_accum_steps) + " is larger than the " + config_.size +
-                                  " training set (" + std::to_string(data_.train->size()) + " examples); use a smaller batch or a larger size");
+  if (steps_per_epoch_ < 1) {
+    const int64_t ranks = distributed_ ? distributed_->world_size() : 1, examples = static_cast<int64_t>(data_.train->size());
+    throw UserError("config", "batch_size: " + std::to_string(config_.batch_size) + " x grad_accum_steps " + std::to_string(config_.grad_accum_steps) +
+                                  " is larger than " + (ranks > 1 ? "each rank's share of " : "") + "the " + config_.size + " training set (" +
+                                  std::to_string(examples) + " examples" +
+                                  (ranks > 1 ? " over " + std::to_string(ranks) + " ranks: " + std::to_string(examples / ranks) + " each" : "") +
+                                  "); use a smaller batch or a larger size");
+  }
   const int64_t total_steps = config_.epochs * steps_per_epoch_;
   planned_steps_ = config_.max_steps > 0 ? std::min(config_.max_steps, total_steps) : total_steps;
   schedule_ = LrSchedule{config_.schedule, config_.lr, total_steps, recipe.warmup_fraction};
@@ -264,7 +278,8 @@ void TrainingRun::train() {
         if (step_ % config_.log_every_steps == 0 && !(stop_reason_ = log_point()).empty()) break;
         if (config_.save_every_steps > 0 && step_ % config_.save_every_steps == 0) {
           save_state(epoch_, batch_in_epoch_);
-          window_start_ = Clock::now();  // saving is not training throughput
+          backend_->synchronize();  // the next window starts on an idle device: saving is not training throughput
+          window_start_ = Clock::now();
           window_items_ = 0;
         }
         if (config_.eval_every_steps > 0 && step_ % config_.eval_every_steps == 0) stop_reason_ = evaluation();
@@ -287,8 +302,8 @@ void TrainingRun::train() {
     report_.outcome_reason = e.what_without_backtrace();
     stop_reason_ = "oom";
     if (distributed_) {
-      // The other ranks wait in a collective this rank will never join: abort it, and let this
-      // rank report the job (the launcher stops the others when it exits).
+      // The other ranks wait in a collective this rank will never join: abort it (NCCL's peers
+      // fail at once), and let this rank report the job (the launcher stops the others when it exits).
       report_.outcome_reason = "rank " + std::to_string(distributed_->rank()) + ": " + report_.outcome_reason;
       distributed_->abort();
     }
@@ -369,6 +384,7 @@ void TrainingRun::step() {
       (use_scaler ? scaler_.scale_loss(loss) : loss).backward();
       phases.mark("backward");
     }
+    if (synchronise && config_.ddp.overlap && step_ == first_step_) refuse_unused_parameters();
     if (synchronise && !config_.ddp.overlap) {  // overlapped, the all-reduce runs inside backward
       PhaseRange r("all_reduce", profiled);
       distributed_->after_backward(parameters_);
@@ -406,6 +422,18 @@ void TrainingRun::step() {
     profiled_wall_s_ += seconds_since(step_start);
     ++profiled_steps_;
   }
+}
+
+// The overlapping all-reduce reduces a bucket once every gradient in it has arrived: a trainable
+// parameter without one after the first backward (the loss does not use it) would leave its bucket
+// waiting, the ranks' weights apart, and LibTorch's error for the next step.
+void TrainingRun::refuse_unused_parameters() {
+  std::string unused;
+  for (const auto& p : model_->named_parameters())
+    if (p.value().requires_grad() && !p.value().grad().defined()) unused += (unused.empty() ? "" : ", ") + p.key();
+  if (!unused.empty())
+    throw UserError("ddp", "the loss does not use " + unused + " (no gradient after the first backward): with ddp.overlap=true every trainable "
+                           "parameter needs one; freeze them (requires_grad false) or set ddp.overlap=false");
 }
 
 void TrainingRun::stop_profile() {
@@ -460,7 +488,7 @@ std::string TrainingRun::log_point() {
 
 std::string TrainingRun::evaluation() {
   const auto eval_start = Clock::now();
-  const EvalResult result = evaluate(model_, workload_, data_.eval, config_, device_);
+  const EvalResult result = evaluate(model_, workload_, data_.eval, config_, device_, distributed_.get());
   eval_time_s_ += seconds_since(eval_start);
   const double metric = workload_.metric_name == "accuracy" ? result.accuracy : result.loss;
   last_metric_ = metric;
@@ -468,7 +496,7 @@ std::string TrainingRun::evaluation() {
   report_.metric_curve.push_back({step_, static_cast<double>(step_) / static_cast<double>(steps_per_epoch_), at, metric});
   bool reached = stopping_.reached(metric);
   std::string verdict = stopping_.after_evaluation(metric);
-  if (distributed_) {  // the ranks' model copies differ a little (batch statistics): any rank's verdict stops every rank
+  if (distributed_) {  // every rank has the same metric; a stop is still decided together, so none waits alone
     reached = distributed_->any(reached);
     const bool target = distributed_->any(verdict == "target_reached"), plateau = distributed_->any(verdict == "plateau");
     verdict = target ? "target_reached" : plateau ? "plateau" : "";
@@ -507,6 +535,7 @@ void TrainingRun::summarise() {
   s.peak_memory_kind = backend_->peak_memory_kind();
   s.host_huge_page_bytes = host_huge_page_bytes();
   s.steps = step_;
+  if (config_.amp == "fp16") s.skipped_steps = scaler_.skipped_steps();  // this process's (a resumed run's own)
   s.epochs = static_cast<double>(step_) / static_cast<double>(steps_per_epoch_);
   s.wall_time_s = elapsed_s();
   s.stop_reason = stop_reason_;
@@ -518,17 +547,19 @@ void TrainingRun::summarise() {
   report_.phases["eval"] = {eval_time_s_, 0.0, 0.0};
   if (distributed_ && report_.outcome != Outcome::Oom) {
     // Rank 0 reports for the job: the sum of every rank's throughput, and each rank's figures.
-    auto figures = distributed_->all_gather_json({{"rank", distributed_->rank()}, {"samples_per_second", s.samples_per_second},
+    auto figures = distributed_->gather_json({{"rank", distributed_->rank()}, {"samples_per_second", s.samples_per_second},
                                                   {"wall_time_s", s.wall_time_s}, {"windows", report_.throughput_windows}},
                                                  "figures");
     report_.world_size = distributed_->world_size();
-    double total = 0;
-    for (const auto& f : figures) {
-      report_.ranks.push_back({f["rank"].get<int64_t>(), f["samples_per_second"].get<double>(), f["wall_time_s"].get<double>()});
-      total += f["samples_per_second"].get<double>();
+    if (!figures.empty()) {  // rank 0
+      double total = 0;
+      for (const auto& f : figures) {
+        report_.ranks.push_back({f["rank"].get<int64_t>(), f["samples_per_second"].get<double>(), f["wall_time_s"].get<double>()});
+        total += f["samples_per_second"].get<double>();
+      }
+      for (auto& w : report_.throughput_windows) w *= static_cast<double>(distributed_->world_size());  // per-window estimate for the job
+      s.samples_per_second = total;
     }
-    for (auto& w : report_.throughput_windows) w *= static_cast<double>(distributed_->world_size());  // per-window estimate for the job
-    s.samples_per_second = total;
   }
   if (profile_) {  // after every timed figure: the calibration takes about a second
     const MachinePeak peak = measure_machine_peak(*backend_, config_);

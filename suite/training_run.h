@@ -64,6 +64,7 @@ class TrainingRun {
   void save_state(int64_t epoch, int64_t batch_in_epoch);
   // The settings that place a saved position in the data, as JSON (TrainingProgress::data_position).
   std::string data_position() const;
+  void refuse_unused_parameters();
   void stop_profile();
   double elapsed_s() const;
 

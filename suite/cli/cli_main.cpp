@@ -13,6 +13,7 @@
 #include "dyno/suite/cli/launch_command.h"
 #include "dyno/suite/cli/report_command.h"
 #include "dyno/suite/cli/tune_command.h"
+#include "dyno/suite/distributed/rank_failure.h"
 #include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
@@ -57,6 +58,15 @@ int run_cli(int argc, char** argv) {
   } catch (const UserError& e) {
     std::cerr << "dyno: " << e.what() << "\n";
     return 2;
+  } catch (const RankFailure& e) {
+    std::cerr << "dyno: " << e.what() << " (the launcher's last line names the rank that failed first)\n";
+    return kExitRankFailed;
+  } catch (const c10::DistError& e) {
+    std::string message = e.what_without_backtrace();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::cerr << "dyno: [ddp] a collective with the other ranks failed: " << message
+              << " (another rank failed or the connection to it was lost; the launcher's last line names the rank that failed first)\n";
+    return kExitRankFailed;
   } catch (const c10::Error& e) {
     // Most often a workload's parts that do not fit each other (a user's C++ workload is not
     // checked before training as a TorchScript model and its data are): its message, without

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "dyno/reports/user_error.h"
 #include "dyno/suite/cli/commands.h"
 #include "dyno/suite/cli/option_checks.h"
+#include "dyno/suite/distributed/rank_failure.h"
 #include "dyno/suite/process_settings.h"
 
 namespace dyno {
@@ -115,7 +117,8 @@ int run_launch(const LaunchArgs& a) {
                omp_threads.empty() ? "" : (", OMP_NUM_THREADS=" + omp_threads + " each (" + std::to_string(usable_cores()) + " cores)").c_str());
 
   int result = 0;
-  int failed_rank = -1;
+  int failed_rank = -1, failed_code = 0;
+  std::string how;  // how failed_rank ended
   size_t running = ranks.size();
   auto stop_all = [&](int sig) {
     for (pid_t p : ranks)
@@ -132,11 +135,16 @@ int run_launch(const LaunchArgs& a) {
           ranks[r] = -1;
           --running;
           const int code = status_code(status);
-          if (code != 0 && failed_rank < 0) {
+          // A rank whose collective failed because a peer did (kExitRankFailed) is blamed only
+          // until a rank that failed on its own is seen; one ended by this launcher's stop never is.
+          const bool stopped_here = stopping && WIFSIGNALED(status) && (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGKILL);
+          if (code != 0 && !stopped_here && (failed_rank < 0 || (failed_code == kExitRankFailed && code != kExitRankFailed))) {
             failed_rank = static_cast<int>(r);
+            failed_code = code;
             result = code;
-            std::fprintf(stderr, "[launch] rank %zu failed (%s %d); stopping the other ranks\n", r,
-                         WIFEXITED(status) ? "exit status" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+            how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status)) : "signal " + std::to_string(WTERMSIG(status)) +
+                                                                                               " (" + strsignal(WTERMSIG(status)) + ")";
+            std::fprintf(stderr, "[launch] rank %zu failed (%s)%s\n", r, how.c_str(), stopping ? "" : "; stopping the other ranks");
           }
         }
       if (failed_rank >= 0 && !stopping && running > 0) {
@@ -155,6 +163,8 @@ int run_launch(const LaunchArgs& a) {
     if (stopping && std::chrono::steady_clock::now() > kill_deadline) stop_all(SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  // The last line of the job's log: what a trial's reason is read from.
+  if (failed_rank >= 0) std::fprintf(stderr, "[launch] error: rank %d failed first (%s); the job's exit status is %d\n", failed_rank, how.c_str(), result);
   return result;
 }
 

@@ -97,13 +97,8 @@ std::optional<DistributedEnv> distributed_env_from_environment() {
 }
 
 int64_t process_rank() {
-  auto v = env("RANK");
-  if (!v) return 0;
-  try {
-    return std::stoll(*v);
-  } catch (...) {
-    return 0;
-  }
+  const auto e = distributed_env_from_environment();
+  return e ? e->rank : 0;
 }
 
 DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig& config, const c10::Device& device)
@@ -159,9 +154,22 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
     group_->setDefaultBackend(c10d::ProcessGroup::BackendType::NCCL);
   } else {
     auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
-    // Loopback jobs bind Gloo to loopback; others to this host's address (as torch's default device).
-    gloo_options->devices.push_back(loopback_address(e.master_addr) ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                                             : c10d::ProcessGroupGloo::createDefaultDevice());
+    // Loopback jobs bind Gloo to loopback; others to GLOO_SOCKET_IFNAME's interface when it is set
+    // (as torch does: the address a host's name resolves to may be none the other machines reach),
+    // else to this host's address (torch's default device).
+    const std::string interfaces = env("GLOO_SOCKET_IFNAME").value_or("");  // one or more, comma-separated
+    if (loopback_address(e.master_addr)) gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    for (size_t start = 0, comma = 0; !loopback_address(e.master_addr) && start < interfaces.size(); start = comma + 1) {
+      comma = std::min(interfaces.find(',', start), interfaces.size());
+      const std::string name = interfaces.substr(start, comma - start);
+      try {
+        if (!name.empty()) gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
+      } catch (const c10::Error& error) {
+        throw UserError("ddp", "GLOO_SOCKET_IFNAME='" + interfaces + "': Gloo cannot use the interface '" + name + "' (" +
+                                   error.what_without_backtrace() + "); give this machine's network interfaces, as `ip -brief link` lists them");
+      }
+    }
+    if (gloo_options->devices.empty()) gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, static_cast<int>(e.rank), static_cast<int>(e.world_size), gloo_options);
     group_->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, backend);
     if (device.is_cuda()) group_->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, backend);
@@ -210,15 +218,17 @@ void DistributedContext::broadcast_buffers(torch::nn::Module& module) {
 void DistributedContext::attach_reducer(const std::vector<torch::Tensor>& parameters) {
   if (!config_.ddp.overlap) return;  // after_backward() reduces instead
   const auto cap = static_cast<size_t>(config_.ddp.bucket_cap_mb * 1024 * 1024);
-  auto [buckets, limits] = c10d::compute_bucket_assignment_by_size(parameters, {kFirstBucketBytes, cap}, std::vector<bool>(parameters.size(), false));
+  auto buckets = std::get<0>(c10d::compute_bucket_assignment_by_size(parameters, {kFirstBucketBytes, cap}, std::vector<bool>(parameters.size(), false)));
   // Reverse the buckets: gradients arrive roughly in reverse parameter order during backward.
   std::reverse(buckets.begin(), buckets.end());
-  std::reverse(limits.begin(), limits.end());
-  std::vector<int64_t> limits64(limits.begin(), limits.end());
+  // The rebuild after the first backward (before_forward) sizes the buckets as this assignment
+  // did, a first one of kFirstBucketBytes, then `cap` each: an empty list of limits asks for that,
+  // as torch's DistributedDataParallel passes it (a list would be taken bucket by bucket).
   reducer_ = std::make_shared<c10d::Reducer>(parameters, buckets, group_, std::vector<bool>(parameters.size(), false),
                                              static_cast<int64_t>(cap), /*find_unused_parameters=*/false, config_.ddp.gradient_as_bucket_view,
                                              std::unordered_map<size_t, std::string>{}, static_cast<int64_t>(kFirstBucketBytes),
-                                             /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false, limits64);
+                                             /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false,
+                                             /*bucket_bytes_cap_list=*/std::vector<int64_t>{});
   if (shared_memory_) reducer_->register_comm_hook(shared_memory_->comm_hook());
   if (config_.ddp.comm_hook == "fp16") reducer_->register_comm_hook(std::make_unique<CompressCommHook>(group_, torch::kHalf));
   if (config_.ddp.comm_hook == "bf16") reducer_->register_comm_hook(std::make_unique<CompressCommHook>(group_, torch::kBFloat16));
@@ -266,11 +276,19 @@ bool DistributedContext::any(bool flag) {
   return t[0].item<float>() > 0;
 }
 
-std::vector<nlohmann::json> DistributedContext::all_gather_json(const nlohmann::json& mine, const std::string& key) {
+std::vector<double> DistributedContext::sum(const std::vector<double>& values) {
+  std::vector<at::Tensor> t = {torch::tensor(values, torch::kDouble)};
+  if (device_.is_cuda() && config_.ddp.backend == "nccl") t[0] = t[0].to(device_);
+  group_->allreduce(t)->wait();  // SUM
+  const auto summed = t[0].cpu();
+  return std::vector<double>(summed.data_ptr<double>(), summed.data_ptr<double>() + summed.numel());
+}
+
+std::vector<nlohmann::json> DistributedContext::gather_json(const nlohmann::json& mine, const std::string& key) {
   const std::string text = mine.dump();
   store_->set("dyno/" + key + "/" + std::to_string(env_.rank), std::vector<uint8_t>(text.begin(), text.end()));
   std::vector<nlohmann::json> out;
-  for (int64_t r = 0; r < env_.world_size; ++r) {
+  for (int64_t r = 0; r < (env_.rank == 0 ? env_.world_size : 0); ++r) {
     auto value = store_->get("dyno/" + key + "/" + std::to_string(r));
     out.push_back(nlohmann::json::parse(std::string(value.begin(), value.end())));
   }

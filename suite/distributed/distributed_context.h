@@ -46,7 +46,7 @@ struct DistributedEnv {
 // nullopt when WORLD_SIZE is unset (a single-process run). Throws UserError naming the variable
 // when the environment is incomplete or inconsistent.
 std::optional<DistributedEnv> distributed_env_from_environment();
-// RANK of this process (0 when not distributed): only rank 0 writes reports.
+// The rank distributed_env_from_environment() reads (0 when WORLD_SIZE is unset): only rank 0 writes reports.
 int64_t process_rank();
 
 class DistributedContext {
@@ -69,12 +69,17 @@ class DistributedContext {
   void before_backward();
   // With ddp.overlap=false: all gradients in one flat all-reduce after backward, averaged.
   void after_backward(const std::vector<torch::Tensor>& parameters);
-  // Abandons the collectives in flight (this rank failed): its peers fail instead of waiting.
+  // Abandons the collectives in flight (this rank failed). With NCCL its peers fail at once; gloo
+  // and shm have no abort, and their peers wait until this process exits (the launcher then stops
+  // them) or ddp.timeout_s.
   void abort();
   // True on every rank when it is true on any rank (stop decisions must be collective).
   bool any(bool flag);
-  // Every rank's JSON, in rank order (rank 0 collects the per-rank figures for the report).
-  std::vector<nlohmann::json> all_gather_json(const nlohmann::json& mine, const std::string& key);
+  // The element-wise sum over the ranks of `values` (a collective), on every rank.
+  std::vector<double> sum(const std::vector<double>& values);
+  // On rank 0, every rank's JSON in rank order (the per-rank figures of the job's report); on the
+  // others, none: they only send theirs, so none reads rank 0's store after rank 0 has closed it.
+  std::vector<nlohmann::json> gather_json(const nlohmann::json& mine, const std::string& key);
 
  private:
   DistributedEnv env_;

@@ -16,6 +16,7 @@
 #include <ATen/record_function.h>
 
 #include "dyno/reports/user_error.h"
+#include "dyno/suite/distributed/rank_failure.h"
 
 namespace dyno {
 namespace {
@@ -120,8 +121,8 @@ void SharedMemoryAllReduce::wait_for_all() {
     }
     sched_yield();
     if (spins % 1024 == 0 && std::chrono::steady_clock::now() - start > timeout_)
-      throw UserError("ddp", "rank " + std::to_string(rank_) + " waited " + std::to_string(timeout_.count() / 1000) +
-                                 " s (ddp.timeout_s) for the other ranks in the gradient all-reduce: a rank died or hangs");
+      throw RankFailure("rank " + std::to_string(rank_) + " waited " + std::to_string(timeout_.count() / 1000) +
+                        " s (ddp.timeout_s) for the other ranks in the gradient all-reduce: a rank died or hangs");
   }
 }
 

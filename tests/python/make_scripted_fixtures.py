@@ -4,6 +4,7 @@
   model.pt       torch.jit.script of an nn.Sequential of three blocks (a chain: conv, conv, head);
                  model_wide.pt the same with 12 channels instead of 8 (same names, other shapes);
                  partly_frozen.pt the same with its first convolution's weight frozen
+  unused.pt      the chain model beside a Linear its forward never uses
   tree.pt        torch.jit.script of a module whose forward is not a chain of its children
   grads.pt       one batch and the eager module's gradients on it, fp32 and under bf16 autocast
   mixed.pt       float64 inputs and int32 targets
@@ -57,6 +58,18 @@ class Tree(nn.Module):
         return self.a(x) + self.b(x)
 
 
+class Unused(nn.Module):
+    """The chain model and a layer its forward never uses (trainable, so it gets no gradient)."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = chain_model()
+        self.spare = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.body(x)
+
+
 def gradients(model, inputs, targets, autocast):
     model.zero_grad()
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
@@ -78,6 +91,7 @@ def main(out):
     partly_frozen = chain_model()
     partly_frozen[0][0].weight.requires_grad_(False)
     torch.jit.script(partly_frozen).save(os.path.join(out, "partly_frozen.pt"))
+    torch.jit.script(Unused()).save(os.path.join(out, "unused.pt"))
 
     batch_inputs, batch_targets = inputs[:32].clone(), targets[:32].clone()
     expected = {"inputs": batch_inputs, "targets": batch_targets,

@@ -79,6 +79,31 @@ TEST(DataLoader, RanksReadDisjointShardsCoveringTheEpoch) {
   EXPECT_EQ(seen.size(), 100u);
 }
 
+// Without drop_last (evaluation), the examples the ranks cannot share evenly go to the first
+// ranks: every example once.
+TEST(DataLoader, WithoutDropLastRanksReadEveryExampleOnce) {
+  auto source = synthetic(103);
+  std::multiset<int64_t> seen;
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    LoaderOptions o;
+    o.batch_size = 10;
+    o.shuffle = false;
+    o.drop_last = false;
+    o.rank = rank;
+    o.world_size = 4;
+    DataLoader loader(source, o);
+    const auto mine = loader.epoch_indices(0);
+    EXPECT_EQ(mine.size(), rank < 3 ? 26u : 25u) << "rank " << rank;
+    EXPECT_EQ(loader.batches_per_epoch(), 3) << "rank " << rank;
+    int64_t batched = 0;
+    for (const auto& b : epoch_batches(loader, 0)) batched += b.target.size(0);
+    EXPECT_EQ(batched, static_cast<int64_t>(mine.size()));
+    seen.insert(mine.begin(), mine.end());
+  }
+  EXPECT_EQ(seen.size(), 103u);
+  EXPECT_EQ(std::set<int64_t>(seen.begin(), seen.end()).size(), 103u);
+}
+
 TEST(DataLoader, ResumeSkipsBatchesAlreadyTrainedOn) {
   auto source = synthetic(200);
   LoaderOptions o;

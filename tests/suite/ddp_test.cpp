@@ -52,16 +52,20 @@ int busy_port(int& fd) {
 
 TEST(Ddp, TwoRanksOfBatchBMatchOneRankOfBatchTwoB) {
   auto dir = testing::fresh_dir("ddp_equivalence");
-  auto single = testing::run_dyno("train " + kCommon + " --set batch_size=64 --set save_state=" + (dir / "single.pt").string() +
+  auto single = testing::run_dyno("train " + kCommon + " --set batch_size=64 final_eval=true --set save_state=" + (dir / "single.pt").string() +
                                   " --out " + (dir / "single.json").string());
   ASSERT_EQ(single.exit_code, 0) << single.output;
-  auto pair = launch(2, kCommon + " --set batch_size=32 --set save_state=" + (dir / "ddp.pt").string() + " --out " + (dir / "ddp.json").string());
+  auto pair = launch(2, kCommon + " --set batch_size=32 final_eval=true --set save_state=" + (dir / "ddp.pt").string() + " --out " +
+                            (dir / "ddp.json").string());
   ASSERT_EQ(pair.exit_code, 0) << pair.output;
   // Same data (rank r reads positions r, r+2, ... of the same shuffle) and averaged gradients:
   // equal up to float summation order. Tolerance: 1e-5 absolute on the parameters after 6 steps.
   const double diff = max_difference(parameters_in((dir / "single.pt").string()), parameters_in((dir / "ddp.pt").string()));
   EXPECT_LT(diff, 1e-5) << "max parameter difference " << diff;
   auto report = nlohmann::json::parse(read_file((dir / "ddp.json").string()));
+  // The ranks evaluate a share each of the whole set, summed: the single process's figure.
+  const auto single_report = nlohmann::json::parse(read_file((dir / "single.json").string()));
+  EXPECT_NEAR(report["summary"]["final_metric"]["value"].get<double>(), single_report["summary"]["final_metric"]["value"].get<double>(), 2.5e-3);
   EXPECT_EQ(report["world_size"], 2);
   EXPECT_EQ(report["ranks"].size(), 2u);
   EXPECT_EQ(report["config"]["ddp.world_size"], 2);
@@ -109,6 +113,8 @@ TEST(Ddp, ARankThatDiesEndsTheJobWithNoProcessLeft) {
                                "--set inject_fault_rank=1 --set ddp.timeout_s=20 --out " + (dir / "r.json").string());
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("rank 1 failed"), std::string::npos) << r.output;
+  // The crashed rank is the one blamed, on the log's last line, whichever rank's end was seen first.
+  EXPECT_NE(r.output.find("[launch] error: rank 1 failed first (signal"), std::string::npos) << r.output;
   EXPECT_NE(std::system(("pgrep -f '[d]yno train.*" + (dir / "r.json").string() + "' > /dev/null").c_str()), 0) << "a rank outlived the job";
   testing::remove_tree(dir);
 }
@@ -248,6 +254,22 @@ TEST(Ddp, APartlyFrozenModelTrainsOnTwoRanks) {
                          "save_state=" + state + " --out " + (dir / "r.json").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(nlohmann::json::parse(read_file((dir / "r.json").string()))["outcome"], "ok");
+  testing::remove_tree(dir);
+}
+
+// A trainable parameter the loss never uses gets no gradient, so the overlapping all-reduce would
+// never finish its bucket: the first step names it, on every rank, instead of a later LibTorch error.
+TEST(Ddp, AParameterTheLossDoesNotUseIsNamed) {
+  auto dir = testing::fresh_dir("ddp_unused");
+  const std::string common = "--model " + testing::fixture("unused.pt") + " --data " + testing::fixture("data.pt") +
+                             " --no-progress --set size=tiny threads=1 max_steps=4 warmup_steps=1 log_every_steps=2 final_eval=false stop_at_target=false";
+  auto r = launch(2, common + " --out " + (dir / "r.json").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("the loss does not use model.0.spare.weight, model.0.spare.bias"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ddp.overlap=false"), std::string::npos) << r.output;
+  // Without the overlapping all-reduce, it trains.
+  r = launch(2, common + " --set ddp.overlap=false --out " + (dir / "r.json").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
   testing::remove_tree(dir);
 }
 

@@ -1,0 +1,18 @@
+// RankFailure: a collective of a distributed job that failed because another rank did (it died,
+// hangs, or its connection was lost). Neither this rank's input nor a bug: the CLI exits with
+// kExitRankFailed, so that a launcher can tell the rank that failed first from those that
+// failed with it. LibTorch's c10::DistError is the same case and leaves the same way.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace dyno {
+
+class RankFailure : public std::runtime_error {
+ public:
+  explicit RankFailure(const std::string& message) : std::runtime_error("[ddp] " + message) {}
+};
+constexpr int kExitRankFailed = 4;
+
+}  // namespace dyno
