@@ -87,6 +87,16 @@ TEST(RunConfig, RejectsInvalidCombinations) {
             "[config] ddp.comm_hook: 'fp16' compresses what gloo or nccl sends; ddp.backend=shm sends nothing: set ddp.comm_hook=none or ddp.backend=gloo");
   c.ddp.comm_hook = "none";
   EXPECT_NO_THROW(validate_combination(c));
+  // A hook compresses the buckets of the overlapping all-reduce; without it there are none.
+  RunConfig one_all_reduce;
+  one_all_reduce.ddp.world_size = 2;
+  one_all_reduce.ddp.overlap = false;
+  one_all_reduce.ddp.comm_hook = "bf16";
+  EXPECT_EQ(error_of([&] { validate_combination(one_all_reduce); }),
+            "[config] ddp.comm_hook: 'bf16' compresses the buckets sent during backward; with ddp.overlap=false the gradients go in one "
+            "uncompressed all-reduce after it: set ddp.comm_hook=none or ddp.overlap=true");
+  one_all_reduce.ddp.world_size = 1;  // nothing is sent
+  EXPECT_NO_THROW(validate_combination(one_all_reduce));
   c.device = "cuda";
   EXPECT_NE(error_of([&] { validate_combination(c); }).find("ddp.backend: 'shm'"), std::string::npos);
   c = RunConfig{};
