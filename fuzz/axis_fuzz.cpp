@@ -1,5 +1,5 @@
 // A --axis string (dyno tune): "knob=v1,v2" | "knob=lo:hi:xF" | "knob=lo:hi:+S", over the default space.
-#include "fuzz/fuzz_reader.h"
+#include "fuzz_reader.h"
 #include "dyno/tuner/search_space.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

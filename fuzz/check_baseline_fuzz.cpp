@@ -1,5 +1,5 @@
 // A check baseline (dyno check --baseline FILE|DIR) and a check result (dyno report history --append).
-#include "fuzz/fuzz_reader.h"
+#include "fuzz_reader.h"
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/check_baseline.h"
 #include "dyno/reports/figure_set.h"

@@ -1,5 +1,5 @@
 // Google Benchmark JSON (dyno compare reads --benchmark_out files).
-#include "fuzz/fuzz_reader.h"
+#include "fuzz_reader.h"
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/figure_set.h"
 

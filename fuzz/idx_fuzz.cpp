@@ -1,6 +1,6 @@
 // Fashion-MNIST's IDX files (workloads/fashion_mnist.h), after decoding: the first byte picks
 // the image reader or the label reader, the rest is the file.
-#include "fuzz/fuzz_reader.h"
+#include "fuzz_reader.h"
 #include "dyno/workloads/fashion_mnist.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

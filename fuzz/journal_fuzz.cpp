@@ -1,5 +1,5 @@
 // A tuning journal (dyno tune --resume reads journal.jsonl).
-#include "fuzz/fuzz_reader.h"
+#include "fuzz_reader.h"
 #include "dyno/tuner/journal.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,5 @@
 // A performance history (dyno report history FILE), then its page.
-#include "fuzz/fuzz_reader.h"
+#include "fuzz_reader.h"
 #include "dyno/reports/perf_history.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,5 @@
 // An external program's report (dyno tune --command reads $DYNO_REPORT while the program runs).
-#include "fuzz/fuzz_reader.h"
+#include "fuzz_reader.h"
 #include "dyno/trials/program_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,5 @@
 // A run config file (dyno train --config FILE; the config inside a check baseline).
-#include "fuzz/fuzz_reader.h"
+#include "fuzz_reader.h"
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/run_config.h"
 

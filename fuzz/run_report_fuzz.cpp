@@ -1,5 +1,5 @@
 // A run report (dyno report, compare, check read what dyno train --out wrote).
-#include "fuzz/fuzz_reader.h"
+#include "fuzz_reader.h"
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/figure_set.h"
 #include "dyno/reports/run_report.h"

@@ -1,5 +1,5 @@
 // A search space file (dyno tune --space FILE), then what the tuner asks of it.
-#include "fuzz/fuzz_reader.h"
+#include "fuzz_reader.h"
 #include "dyno/reports/atomic_file.h"
 #include "dyno/tuner/search_space.h"
 

@@ -1,5 +1,5 @@
 // A --set knob=value string (dyno train, tune, check).
-#include "fuzz/fuzz_reader.h"
+#include "fuzz_reader.h"
 #include "dyno/reports/run_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

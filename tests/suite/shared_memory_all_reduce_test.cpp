@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
-#include "dyno/reports/user_error.h"
+#include "dyno/suite/distributed/rank_failure.h"
 
 namespace dyno {
 namespace {
@@ -51,7 +51,7 @@ TEST(SharedMemoryAllReduce, ARankThatNeverArrivesFailsTheOthersAfterTheTimeout) 
   SharedMemoryAllReduce all_reduce(*store, 0, 2, std::chrono::milliseconds(300));
   absent.join();
   at::Tensor t = torch::ones({8});
-  EXPECT_THROW(all_reduce.average(t), UserError);
+  EXPECT_THROW(all_reduce.average(t), RankFailure);  // not this rank's input: another rank's failure
 }
 
 }  // namespace
