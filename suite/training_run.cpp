@@ -381,7 +381,9 @@ void TrainingRun::step() {
     if (synchronise) distributed_->before_backward();
     {
       PhaseRange r("backward", profiled);
-      (use_scaler ? scaler_.scale_loss(loss) : loss).backward();
+      auto backward = [&] { (use_scaler ? scaler_.scale_loss(loss) : loss).backward(); };
+      if (synchronise && config_.ddp.overlap) run_collective(backward);  // the buckets' all-reduces run inside
+      else backward();
       phases.mark("backward");
     }
     if (synchronise && config_.ddp.overlap && step_ == first_step_) refuse_unused_parameters();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -49,37 +51,40 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  // The error line, on stderr and, for a rank `dyno launch` started, in the file it reads the
+  // first failed rank's reason from.
+  auto failed = [](const std::string& line, int status) {
+    std::cerr << line << "\n";
+    if (const char* path = std::getenv("DYNO_LAUNCH_REASON_FILE"); path && *path) std::ofstream(path) << line << "\n";
+    return status;
+  };
+  auto one_line = [](std::string text) {
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    return text;
+  };
   try {
     all_workloads();  // a duplicate or incomplete DYNO_WORKLOAD stops every command before it runs
     return run_selected_command(app);
   } catch (const OutOfSpace& e) {
-    std::cerr << "dyno: " << e.what() << "\n";
-    return kExitOutOfSpace;
+    return failed("dyno: " + std::string(e.what()), kExitOutOfSpace);
   } catch (const UserError& e) {
-    std::cerr << "dyno: " << e.what() << "\n";
-    return 2;
+    return failed("dyno: " + std::string(e.what()), 2);
   } catch (const RankFailure& e) {
-    std::cerr << "dyno: " << e.what() << " (the launcher's last line names the rank that failed first)\n";
-    return kExitRankFailed;
+    return failed("dyno: " + std::string(e.what()), kExitRankFailed);
   } catch (const c10::DistError& e) {
-    std::string message = e.what_without_backtrace();
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    std::cerr << "dyno: [ddp] a collective with the other ranks failed: " << message
-              << " (another rank failed or the connection to it was lost; the launcher's last line names the rank that failed first)\n";
-    return kExitRankFailed;
+    return failed("dyno: [ddp] a collective with the other ranks failed: " + one_line(e.what_without_backtrace()) +
+                      " (another rank failed or the connection to it was lost)",
+                  kExitRankFailed);
   } catch (const c10::Error& e) {
     // Most often a workload's parts that do not fit each other (a user's C++ workload is not
     // checked before training as a TorchScript model and its data are): its message, without
     // LibTorch's backtrace, on one line, the last of the log a trial's reason is read from.
-    std::string message = e.what_without_backtrace();
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    std::cerr << "dyno: LibTorch stopped the run: " << message
-              << " (check that the workload's model, data and loss fit: output shape, target type and range; if they do, this is a bug, "
-                 "please report it)\n";
-    return 1;
+    return failed("dyno: LibTorch stopped the run: " + one_line(e.what_without_backtrace()) +
+                      " (check that the workload's model, data and loss fit: output shape, target type and range; if they do, this is a bug, "
+                      "please report it)",
+                  1);
   } catch (const std::exception& e) {
-    std::cerr << "dyno: internal error (this is a bug, please report it): " << e.what() << "\n";
-    return 1;
+    return failed("dyno: internal error (this is a bug, please report it): " + one_line(e.what()), 1);
   }
 }
 

@@ -15,7 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,6 +95,11 @@ int run_launch(const LaunchArgs& a) {
   std::string omp_threads;
   if (!std::getenv("OMP_NUM_THREADS")) omp_threads = std::to_string(std::max<int64_t>(1, usable_cores() / a.nproc));
   const pid_t parent = ::getpid();
+  // Each rank writes its error line in reasons/rank-<r> (DYNO_LAUNCH_REASON_FILE): the first
+  // failed rank's goes on the launcher's last line.
+  std::string reasons = (std::filesystem::temp_directory_path() / "dyno-launch-XXXXXX").string();
+  if (!::mkdtemp(reasons.data())) reasons.clear();
+  auto reason_file = [&](int r) { return reasons.empty() ? std::string() : reasons + "/rank-" + std::to_string(r); };
   std::vector<pid_t> ranks;
   for (int r = 0; r < a.nproc; ++r) {
     const pid_t pid = ::fork();
@@ -106,6 +113,7 @@ int run_launch(const LaunchArgs& a) {
       ::setenv("LOCAL_WORLD_SIZE", std::to_string(a.nproc).c_str(), 1);
       ::setenv("MASTER_ADDR", a.master_addr.c_str(), 1);
       ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      ::setenv("DYNO_LAUNCH_REASON_FILE", reason_file(r).c_str(), 1);
       if (!omp_threads.empty()) ::setenv("OMP_NUM_THREADS", omp_threads.c_str(), 1);
       ::execvp(argv[0], argv.data());
       std::fprintf(stderr, "dyno launch: cannot execute %s: %s\n", argv[0], std::strerror(errno));
@@ -118,9 +126,12 @@ int run_launch(const LaunchArgs& a) {
 
   int result = 0;
   int failed_rank = -1, failed_code = 0;
-  std::string how;  // how failed_rank ended
+  std::string how;           // how failed_rank ended
+  std::string still_running;  // the ranks still running when the first failed
+  std::set<int> sent;        // the signals this launcher sent its ranks
   size_t running = ranks.size();
   auto stop_all = [&](int sig) {
+    sent.insert(sig);
     for (pid_t p : ranks)
       if (p > 0) ::kill(p, sig);
   };
@@ -136,9 +147,12 @@ int run_launch(const LaunchArgs& a) {
           --running;
           const int code = status_code(status);
           // A rank whose collective failed because a peer did (kExitRankFailed) is blamed only
-          // until a rank that failed on its own is seen; one ended by this launcher's stop never is.
-          const bool stopped_here = stopping && WIFSIGNALED(status) && (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGKILL);
+          // until a rank that failed on its own is seen; one ended by a signal this launcher sent never is.
+          const bool stopped_here = WIFSIGNALED(status) && sent.count(WTERMSIG(status));
           if (code != 0 && !stopped_here && (failed_rank < 0 || (failed_code == kExitRankFailed && code != kExitRankFailed))) {
+            if (failed_rank < 0)
+              for (size_t other = 0; other < ranks.size(); ++other)
+                if (ranks[other] > 0) still_running += (still_running.empty() ? "" : ", ") + std::to_string(other);
             failed_rank = static_cast<int>(r);
             failed_code = code;
             result = code;
@@ -163,8 +177,24 @@ int run_launch(const LaunchArgs& a) {
     if (stopping && std::chrono::steady_clock::now() > kill_deadline) stop_all(SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  // The last line of the job's log: what a trial's reason is read from.
-  if (failed_rank >= 0) std::fprintf(stderr, "[launch] error: rank %d failed first (%s); the job's exit status is %d\n", failed_rank, how.c_str(), result);
+  // The last line of the job's log, what a trial's reason is read from: the rank that failed
+  // first and its own error line; when every failed rank's collective failed for a peer, the
+  // ranks that were still running then (one of them hung or was lost).
+  if (failed_rank >= 0) {
+    std::string reason;
+    if (std::ifstream in(reason_file(failed_rank)); in) std::getline(in, reason);
+    if (failed_code == kExitRankFailed)
+      std::fprintf(stderr, "[launch] error: no rank failed on its own; rank %d's collective failed first (%s), while rank(s) %s still ran%s%s; "
+                           "the job's exit status is %d\n",
+                   failed_rank, how.c_str(), still_running.empty() ? "none" : still_running.c_str(), reason.empty() ? "" : ": ", reason.c_str(), result);
+    else
+      std::fprintf(stderr, "[launch] error: rank %d failed first (%s)%s%s; the job's exit status is %d\n", failed_rank, how.c_str(),
+                   reason.empty() ? "" : ": ", reason.c_str(), result);
+  }
+  if (!reasons.empty()) {
+    for (int r = 0; r < a.nproc; ++r) std::remove(reason_file(r).c_str());
+    ::rmdir(reasons.c_str());
+  }
   return result;
 }
 

@@ -50,7 +50,10 @@ void check_tune_report(const nlohmann::json& tune, const std::string& where) {
     for (const char* key : {"samples_per_second", "ci_low", "ci_high", "peak_memory_bytes", "estimate"}) t.number(key);
   };
   each_object(r, "trials", where, trial_fields);
-  each_object(r, "pareto_front", where, trial_fields);
+  each_object(r, "pareto_front", where, [&](const JsonFields& f) {
+    trial_fields(f);
+    f.integer("processes");
+  });
   if (r.has("best")) trial_fields(r.object("best"));
   for (const char* key : {"verification", "profiles", "environment"}) r.object(key);
 }

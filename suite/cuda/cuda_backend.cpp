@@ -98,9 +98,10 @@ std::unique_ptr<DeviceBackend> make_cuda_backend(const RunConfig& config, int64_
   if (!torch::cuda::is_available())
     throw UserError("device", "device=cuda but no CUDA device is visible (torch::cuda::is_available() is false); use device=cpu");
   const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
-  // One visible GPU may be each rank's own (a scheduler's CUDA_VISIBLE_DEVICES per rank); more, and
-  // nccl ranks beyond them would share one.
-  if (gpus > 1 && local_rank >= gpus && config.ddp.backend == "nccl")
+  // One visible GPU may be each rank's own, when a scheduler sets CUDA_VISIBLE_DEVICES per rank;
+  // otherwise nccl ranks beyond the GPUs would share one.
+  const bool own_gpu_each = gpus == 1 && std::getenv("CUDA_VISIBLE_DEVICES");
+  if (local_rank >= gpus && !own_gpu_each && config.ddp.backend == "nccl")
     throw UserError("ddp", "LOCAL_RANK=" + std::to_string(local_rank) + " but only " + std::to_string(gpus) +
                                " GPU(s) are visible: nccl needs a GPU of its own for every rank on a machine; start at most " +
                                std::to_string(gpus) + " ranks per machine, or set ddp.backend=gloo");

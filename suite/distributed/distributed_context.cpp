@@ -21,6 +21,7 @@
 #include "dyno/reports/user_error.h"
 #include "dyno/suite/distributed/compression_hooks.h"
 #include "dyno/suite/distributed/nccl_backend.h"
+#include "dyno/suite/distributed/rank_failure.h"
 
 namespace dyno {
 namespace {
@@ -94,6 +95,21 @@ std::optional<DistributedEnv> distributed_env_from_environment() {
   e.master_port = env_int("MASTER_PORT", 1, 65535);
   e.agent_store = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
   return e;
+}
+
+void run_collective(const std::function<void()>& collective) {
+  try {
+    collective();
+  } catch (const c10::Error&) {
+    throw;  // LibTorch's own (c10::DistError included: the CLI's to tell)
+  } catch (const UserError&) {
+    throw;
+  } catch (const RankFailure&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw RankFailure(std::string("a collective with the other ranks failed: ") + e.what() +
+                      " (another rank failed or the connection to it was lost)");
+  }
 }
 
 int64_t process_rank() {
@@ -206,13 +222,13 @@ void DistributedContext::broadcast_module(torch::nn::Module& module) {
   std::vector<at::Tensor> tensors;
   for (auto& p : module.parameters()) tensors.push_back(p.detach());
   for (auto& b : module.buffers()) tensors.push_back(b.detach());
-  if (!tensors.empty()) c10d::broadcast_coalesced(group_, tensors, 250 * 1024 * 1024, 0);
+  if (!tensors.empty()) run_collective([&] { c10d::broadcast_coalesced(group_, tensors, 250 * 1024 * 1024, 0); });
 }
 
 void DistributedContext::broadcast_buffers(torch::nn::Module& module) {
   std::vector<at::Tensor> tensors;
   for (auto& b : module.buffers()) tensors.push_back(b.detach());
-  if (!tensors.empty()) c10d::broadcast_coalesced(group_, tensors, 250 * 1024 * 1024, 0);
+  if (!tensors.empty()) run_collective([&] { c10d::broadcast_coalesced(group_, tensors, 250 * 1024 * 1024, 0); });
 }
 
 void DistributedContext::attach_reducer(const std::vector<torch::Tensor>& parameters) {
@@ -256,7 +272,7 @@ void DistributedContext::after_backward(const std::vector<torch::Tensor>& parame
     shared_memory_->average(flat[0]);
   } else {
     flat[0].div_(static_cast<double>(env_.world_size));
-    group_->allreduce(flat)->wait();
+    run_collective([&] { group_->allreduce(flat)->wait(); });
   }
   int64_t offset = 0;
   for (const auto& p : parameters) {
@@ -272,14 +288,14 @@ bool DistributedContext::any(bool flag) {
   if (device_.is_cuda() && config_.ddp.backend == "nccl") t[0] = t[0].to(device_);
   c10d::AllreduceOptions options;
   options.reduceOp = c10d::ReduceOp::MAX;
-  group_->allreduce(t, options)->wait();
+  run_collective([&] { group_->allreduce(t, options)->wait(); });
   return t[0].item<float>() > 0;
 }
 
 std::vector<double> DistributedContext::sum(const std::vector<double>& values) {
   std::vector<at::Tensor> t = {torch::tensor(values, torch::kDouble)};
   if (device_.is_cuda() && config_.ddp.backend == "nccl") t[0] = t[0].to(device_);
-  group_->allreduce(t)->wait();  // SUM
+  run_collective([&] { group_->allreduce(t)->wait(); });  // SUM
   const auto summed = t[0].cpu();
   return std::vector<double>(summed.data_ptr<double>(), summed.data_ptr<double>() + summed.numel());
 }

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +47,11 @@ struct DistributedEnv {
 // nullopt when WORLD_SIZE is unset (a single-process run). Throws UserError naming the variable
 // when the environment is incomplete or inconsistent.
 std::optional<DistributedEnv> distributed_env_from_environment();
+// Runs `collective` (a call that waits on the other ranks); a failure other than LibTorch's own
+// errors (gloo's I/O errors: a peer died, its connection closed, a receive timed out) leaves as
+// RankFailure, which the CLI tells from a bug.
+void run_collective(const std::function<void()>& collective);
+
 // The rank distributed_env_from_environment() reads (0 when WORLD_SIZE is unset): only rank 0 writes reports.
 int64_t process_rank();
 

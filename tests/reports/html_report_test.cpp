@@ -106,6 +106,15 @@ TEST(HtmlReport, TheParetoFrontIsOfConfigurationsInTheObjectivesTerms) {
   const auto front = html.find("Time to target / peak memory Pareto front");
   ASSERT_NE(front, std::string::npos);
   EXPECT_NE(html.find("seconds to the target (lower is better)", front), std::string::npos);
+  // The configuration's dot is at its 10 s (1 / estimate), the height of trial 2's 10 s.
+  auto cy_before = [&](const std::string& marker) {
+    const auto at = html.find(marker, front);
+    const auto cy = html.rfind("cy='", at);
+    return at == std::string::npos || cy == std::string::npos ? -1.0 : std::stod(html.substr(cy + 4));
+  };
+  const double trial = cy_before("r='3.5' fill='#9aa9c4'><title>trial 2:"), configuration = cy_before("r='5' fill='#ff7f0e'><title>batch_size=128");
+  ASSERT_GT(trial, 0);
+  EXPECT_NEAR(configuration, trial, 0.1);
 }
 
 // A time-to-target run is stated in seconds to the target (its interval is of 1 / seconds, not a
