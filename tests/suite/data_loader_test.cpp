@@ -62,15 +62,21 @@ TEST(DataLoader, ReshufflesPerEpochReproduciblyForASeed) {
   EXPECT_NE(a.epoch_indices(0), c.epoch_indices(0));
 }
 
+// Rank `rank` of `world_size`, batches of 10.
+LoaderOptions rank_of(int64_t rank, int64_t world_size) {
+  LoaderOptions o;
+  o.batch_size = 10;
+  o.rank = rank;
+  o.world_size = world_size;
+  return o;
+}
+
 TEST(DataLoader, RanksReadDisjointShardsCoveringTheEpoch) {
   auto source = synthetic(100);
   std::set<int64_t> seen;
   for (int64_t rank = 0; rank < 2; ++rank) {
-    LoaderOptions o;
-    o.batch_size = 10;
+    LoaderOptions o = rank_of(rank, 2);
     o.seed = 5;
-    o.rank = rank;
-    o.world_size = 2;
     DataLoader loader(source, o);
     auto mine = loader.epoch_indices(3);
     EXPECT_EQ(mine.size(), 50u);
@@ -85,12 +91,9 @@ TEST(DataLoader, WithoutDropLastRanksReadEveryExampleOnce) {
   auto source = synthetic(103);
   std::multiset<int64_t> seen;
   for (int64_t rank = 0; rank < 4; ++rank) {
-    LoaderOptions o;
-    o.batch_size = 10;
+    LoaderOptions o = rank_of(rank, 4);
     o.shuffle = false;
     o.drop_last = false;
-    o.rank = rank;
-    o.world_size = 4;
     DataLoader loader(source, o);
     const auto mine = loader.epoch_indices(0);
     EXPECT_EQ(mine.size(), rank < 3 ? 26u : 25u) << "rank " << rank;

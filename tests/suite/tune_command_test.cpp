@@ -36,6 +36,15 @@ std::vector<nlohmann::json> journal_trials(const std::string& path) {
   return out;
 }
 
+// A fresh folder `dir` holding space.json (`axes`), and the start of a time-to-target grid tuning of
+// fashion-mlp over it on tiny data; the caller adds its target and options.
+std::string time_to_target_tune(const std::string& dir, const std::string& axes) {
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  write_file_atomically(dir + "/space.json", R"({"axes": )" + axes + "}");
+  return std::string(DYNO_BINARY) + " tune -w fashion-mlp --objective time-to-target --strategy grid --space " + dir +
+         "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 ";
+}
+
 pid_t spawn(const std::vector<std::string>& args) {
   pid_t pid = ::fork();
   if (pid == 0) {
@@ -187,11 +196,8 @@ TEST(TuneCommand, RefusesToOverwriteAJournalAndAMismatchedResume) {
 // --trials is the whole run's: phase 1 leaves phase 2 up to half of it, and phase 2 has what phase 1 left.
 TEST(TuneCommand, TimeToTargetsTrialBudgetCoversBothPhases) {
   const std::string dir = "/tmp/dyno_tune_ttt_budget_" + std::to_string(::getpid());
-  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
-  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [32, 64, 128], "epochs": [1, 2]}})");
-  const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --objective time-to-target --strategy grid --space " + dir +
-                          "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --set target=0.5 --measure-steps 10 --trials 4 --no-verify "
-                          "--no-profile --out " + dir + "/run > " + dir + "/out.txt 2>&1";
+  const std::string cmd = time_to_target_tune(dir, R"({"batch_size": [32, 64, 128], "epochs": [1, 2]})") +
+                          "--set target=0.5 --measure-steps 10 --trials 4 --no-verify --no-profile --out " + dir + "/run > " + dir + "/out.txt 2>&1";
   ASSERT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0) << read_file(dir + "/out.txt");
   auto report = nlohmann::json::parse(read_file(dir + "/run/report.json"));
   EXPECT_EQ(report["throughput_phase"]["trials"], 2);  // of its grid's 3
@@ -204,11 +210,8 @@ TEST(TuneCommand, TimeToTargetsTrialBudgetCoversBothPhases) {
 // it did in the first run, not under --verify-cap.
 TEST(TuneCommand, ResumingTimeToTargetKeepsItsCapsSetsAsideAStalePhaseTwoAndRefusesAnotherObjective) {
   const std::string dir = "/tmp/dyno_tune_ttt_cap_" + std::to_string(::getpid());
-  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
-  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [64], "epochs": [1, 2, 3]}})");
-  const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --objective time-to-target --strategy grid --space " + dir +
-                          "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --set target=0.5 --set lr=0.001 --no-verify "
-                          "--no-profile --out " + dir + "/run";
+  const std::string cmd = time_to_target_tune(dir, R"({"batch_size": [64], "epochs": [1, 2, 3]})") +
+                          "--set target=0.5 --set lr=0.001 --no-verify --no-profile --out " + dir + "/run";
   ASSERT_EQ(WEXITSTATUS(std::system((cmd + " > " + dir + "/out.txt 2>&1").c_str())), 0) << read_file(dir + "/out.txt");
   const auto journal = read_file(dir + "/run/journal.jsonl");
   std::vector<std::string> lines;
@@ -249,13 +252,10 @@ TEST(TuneCommand, ResumingTimeToTargetKeepsItsCapsSetsAsideAStalePhaseTwoAndRefu
 
 TEST(TuneCommand, TimeToTargetSearchesThroughputThenConvergence) {
   const std::string dir = "/tmp/dyno_tune_ttt_" + std::to_string(::getpid());
-  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
-  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [64, 128], "epochs": [0, 1, 2]}})");
   // Tiny data and a reachable target: phase 1 measures throughput over batch_size, phase 2 trains
   // its winner to the target for each epochs value, at the recipe's batch (64; 128 is a refinement).
-  const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --objective time-to-target --strategy grid --space " + dir +
-                          "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --set target=0.55 --measure-steps 10 --verify-seeds 2 --out " +
-                          dir + "/run > " + dir + "/out.txt 2>&1";
+  const std::string cmd = time_to_target_tune(dir, R"({"batch_size": [64, 128], "epochs": [0, 1, 2]})") +
+                          "--set target=0.55 --measure-steps 10 --verify-seeds 2 --out " + dir + "/run > " + dir + "/out.txt 2>&1";
   ASSERT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0) << read_file(dir + "/out.txt");
   auto phase1 = nlohmann::json::parse(read_file(dir + "/run/throughput/report.json"));
   EXPECT_EQ(phase1["objective"], "throughput");
