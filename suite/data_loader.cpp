@@ -13,8 +13,12 @@ DataLoader::DataLoader(std::shared_ptr<const ExampleSource> source, LoaderOption
 
 DataLoader::~DataLoader() { stop_workers(); }
 
+int64_t DataLoader::examples_per_rank() const {
+  return source_->size() / options_.world_size + (!options_.drop_last && options_.rank < source_->size() % options_.world_size);
+}
+
 int64_t DataLoader::batches_per_epoch() const {
-  const int64_t per_rank = source_->size() / options_.world_size + (!options_.drop_last && options_.rank < source_->size() % options_.world_size);
+  const int64_t per_rank = examples_per_rank();
   return options_.drop_last ? per_rank / options_.batch_size : (per_rank + options_.batch_size - 1) / options_.batch_size;
 }
 
@@ -28,12 +32,8 @@ std::vector<int64_t> DataLoader::epoch_indices(int64_t epoch) const {
   }
   // Shard by rank: rank r takes positions r, r + W, r + 2W, ... of the first (size / W) * W, and
   // without drop_last position (size / W) * W + r when there is one.
-  const int64_t per_rank = source_->size() / options_.world_size;
-  std::vector<int64_t> mine;
-  mine.reserve(static_cast<size_t>(per_rank + 1));
-  for (int64_t i = 0; i < per_rank; ++i) mine.push_back(all[static_cast<size_t>(i * options_.world_size + options_.rank)]);
-  if (!options_.drop_last && per_rank * options_.world_size + options_.rank < source_->size())
-    mine.push_back(all[static_cast<size_t>(per_rank * options_.world_size + options_.rank)]);
+  std::vector<int64_t> mine(static_cast<size_t>(examples_per_rank()));
+  for (size_t i = 0; i < mine.size(); ++i) mine[i] = all[i * static_cast<size_t>(options_.world_size) + static_cast<size_t>(options_.rank)];
   return mine;
 }
 

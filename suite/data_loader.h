@@ -51,6 +51,9 @@ class DataLoader {
   std::vector<int64_t> epoch_indices(int64_t epoch) const;
 
  private:
+  // This rank's share of an epoch: size / world_size, and without drop_last one more for the first
+  // (size mod world_size) ranks.
+  int64_t examples_per_rank() const;
   struct WorkerQueue {
     std::mutex mutex;
     std::condition_variable changed;

@@ -54,8 +54,9 @@ int64_t resident_set_peak_bytes() { return proc_self_kib_field_bytes("status", "
 int64_t host_huge_page_bytes() { return proc_self_kib_field_bytes("smaps_rollup", "AnonHugePages"); }
 
 int64_t device_memory_capacity_bytes(const RunConfig& config) {
+  if (config.device == "cpu") return host_memory_bytes();
   if (config.device == "cuda") return cuda_memory_capacity_bytes();
-  return make_device_backend(config)->memory_capacity_bytes();
+  return make_device_backend(config)->memory_capacity_bytes();  // the device's error
 }
 
 std::unique_ptr<DeviceBackend> make_device_backend(const RunConfig& config, int64_t local_rank) {

@@ -498,10 +498,10 @@ std::string TrainingRun::evaluation() {
   report_.metric_curve.push_back({step_, static_cast<double>(step_) / static_cast<double>(steps_per_epoch_), at, metric});
   bool reached = stopping_.reached(metric);
   std::string verdict = stopping_.after_evaluation(metric);
-  if (distributed_) {  // every rank has the same metric; a stop is still decided together, so none waits alone
-    reached = distributed_->any(reached);
-    const bool target = distributed_->any(verdict == "target_reached"), plateau = distributed_->any(verdict == "plateau");
-    verdict = target ? "target_reached" : plateau ? "plateau" : "";
+  if (distributed_) {  // every rank has the same metric; a stop is still decided together (one all-reduce), so none waits alone
+    const auto any = distributed_->sum({reached ? 1.0 : 0.0, verdict == "target_reached" ? 1.0 : 0.0, verdict == "plateau" ? 1.0 : 0.0});
+    reached = any[0] > 0;
+    verdict = any[1] > 0 ? "target_reached" : any[2] > 0 ? "plateau" : "";
   }
   if (reached && !report_.summary.time_to_target_s) report_.summary.time_to_target_s = at;
   window_start_ = Clock::now();  // evaluation is not training throughput

@@ -72,9 +72,7 @@ int run_cli(int argc, char** argv) {
   } catch (const RankFailure& e) {
     return failed("dyno: " + std::string(e.what()), kExitRankFailed);
   } catch (const c10::DistError& e) {
-    return failed("dyno: [ddp] a collective with the other ranks failed: " + one_line(e.what_without_backtrace()) +
-                      " (another rank failed or the connection to it was lost)",
-                  kExitRankFailed);
+    return failed("dyno: [ddp] " + collective_failure(one_line(e.what_without_backtrace())), kExitRankFailed);
   } catch (const c10::Error& e) {
     // Most often a workload's parts that do not fit each other (a user's C++ workload is not
     // checked before training as a TorchScript model and its data are): its message, without

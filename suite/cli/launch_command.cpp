@@ -15,8 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -25,6 +25,7 @@
 #include <CLI/CLI.hpp>
 
 #include "dyno/reports/child_process.h"
+#include "dyno/reports/scratch_dir.h"
 #include "dyno/reports/user_error.h"
 #include "dyno/suite/cli/commands.h"
 #include "dyno/suite/cli/option_checks.h"
@@ -97,9 +98,13 @@ int run_launch(const LaunchArgs& a) {
   const pid_t parent = ::getpid();
   // Each rank writes its error line in reasons/rank-<r> (DYNO_LAUNCH_REASON_FILE): the first
   // failed rank's goes on the launcher's last line.
-  std::string reasons = (std::filesystem::temp_directory_path() / "dyno-launch-XXXXXX").string();
-  if (!::mkdtemp(reasons.data())) reasons.clear();
-  auto reason_file = [&](int r) { return reasons.empty() ? std::string() : reasons + "/rank-" + std::to_string(r); };
+  std::optional<ScratchDir> reasons;
+  try {
+    reasons.emplace("dyno-launch");
+  } catch (const UserError&) {
+    // No folder: no rank's own line on the last one.
+  }
+  auto reason_file = [&](int r) { return reasons ? reasons->path() + "/rank-" + std::to_string(r) : std::string(); };
   std::vector<pid_t> ranks;
   for (int r = 0; r < a.nproc; ++r) {
     const pid_t pid = ::fork();
@@ -181,8 +186,7 @@ int run_launch(const LaunchArgs& a) {
   // first and its own error line; when every failed rank's collective failed for a peer, the
   // ranks that were still running then (one of them hung or was lost).
   if (failed_rank >= 0) {
-    std::string reason;
-    if (std::ifstream in(reason_file(failed_rank)); in) std::getline(in, reason);
+    const std::string reason = reasons ? last_line_of(reason_file(failed_rank)) : std::string();
     if (failed_code == kExitRankFailed)
       std::fprintf(stderr, "[launch] error: no rank failed on its own; rank %d's collective failed first (%s), while rank(s) %s still ran%s%s; "
                            "the job's exit status is %d\n",
@@ -190,10 +194,6 @@ int run_launch(const LaunchArgs& a) {
     else
       std::fprintf(stderr, "[launch] error: rank %d failed first (%s)%s%s; the job's exit status is %d\n", failed_rank, how.c_str(),
                    reason.empty() ? "" : ": ", reason.c_str(), result);
-  }
-  if (!reasons.empty()) {
-    for (int r = 0; r < a.nproc; ++r) std::remove(reason_file(r).c_str());
-    ::rmdir(reasons.c_str());
   }
   return result;
 }

@@ -82,21 +82,24 @@ class CudaBackend : public DeviceBackend {
   c10::DeviceIndex index_;
 };
 
+void require_cuda() {
+  if (!torch::cuda::is_available())
+    throw UserError("device", "device=cuda but no CUDA device is visible (torch::cuda::is_available() is false); use device=cpu");
+}
+
 }  // namespace
 
 bool cuda_backend_compiled() { return true; }
 
 int64_t cuda_memory_capacity_bytes() {
-  if (!torch::cuda::is_available())
-    throw UserError("device", "device=cuda but no CUDA device is visible (torch::cuda::is_available() is false); use device=cpu");
+  require_cuda();
   cudaDeviceProp properties{};
   C10_CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));  // no context: cudaSetDevice would make one
   return static_cast<int64_t>(properties.totalGlobalMem);
 }
 
 std::unique_ptr<DeviceBackend> make_cuda_backend(const RunConfig& config, int64_t local_rank) {
-  if (!torch::cuda::is_available())
-    throw UserError("device", "device=cuda but no CUDA device is visible (torch::cuda::is_available() is false); use device=cpu");
+  require_cuda();
   const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
   // One visible GPU may be each rank's own, when a scheduler sets CUDA_VISIBLE_DEVICES per rank;
   // otherwise nccl ranks beyond the GPUs would share one.

@@ -107,8 +107,7 @@ void run_collective(const std::function<void()>& collective) {
   } catch (const RankFailure&) {
     throw;
   } catch (const std::exception& e) {
-    throw RankFailure(std::string("a collective with the other ranks failed: ") + e.what() +
-                      " (another rank failed or the connection to it was lost)");
+    throw RankFailure(collective_failure(e.what()));
   }
 }
 

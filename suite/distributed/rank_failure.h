@@ -15,4 +15,9 @@ class RankFailure : public std::runtime_error {
 };
 constexpr int kExitRankFailed = 4;
 
+// What a rank says when its collective failed with `what`.
+inline std::string collective_failure(const std::string& what) {
+  return "a collective with the other ranks failed: " + what + " (another rank failed or the connection to it was lost)";
+}
+
 }  // namespace dyno

@@ -3,15 +3,18 @@
 #include "dyno/suite/device_backend.h"
 
 namespace dyno {
+namespace {
+
+[[noreturn]] void no_cuda() {
+  throw UserError("device", "device=cuda but this dyno was built against a CPU-only LibTorch; rebuild with a CUDA LibTorch");
+}
+
+}  // namespace
 
 bool cuda_backend_compiled() { return false; }
 
-int64_t cuda_memory_capacity_bytes() {
-  throw UserError("device", "device=cuda but this dyno was built against a CPU-only LibTorch; rebuild with a CUDA LibTorch");
-}
+int64_t cuda_memory_capacity_bytes() { no_cuda(); }
 
-std::unique_ptr<DeviceBackend> make_cuda_backend(const RunConfig&, int64_t) {
-  throw UserError("device", "device=cuda but this dyno was built against a CPU-only LibTorch; rebuild with a CUDA LibTorch");
-}
+std::unique_ptr<DeviceBackend> make_cuda_backend(const RunConfig&, int64_t) { no_cuda(); }
 
 }  // namespace dyno
