@@ -87,10 +87,7 @@ BottleneckVerdict decide_bottleneck(const std::map<std::string, PhaseTime>& phas
   // waiting for data (the input verdict's, above) outside ops; on CUDA, the time the device is
   // idle (how much of a wait the queued kernels cover is not known here).
   const bool cuda = device == "cuda";
-  double waiting_s = 0;
-  for (const auto& row : p.ops)
-    if (row.name == "dyno::data_wait") waiting_s = row.self_s;
-  const double outside_ops_s = std::max(0.0, wall - p.ops_s - p.communication_s - waiting_s);
+  const double outside_ops_s = std::max(0.0, wall - p.ops_s - p.communication_s - p.data_wait_s);
   const double overhead = cuda ? 1.0 - std::min(1.0, p.device_busy_s / wall)
                                : std::min(1.0, (outside_ops_s + static_cast<double>(p.op_calls) * p.op_call_s) / wall);
   evidence["host_overhead_share"] = overhead;

@@ -64,6 +64,7 @@ nlohmann::json to_json(const ProfileSummary& p) {
           {"communication_s", p.communication_s},
           {"device_busy_s", p.device_busy_s},
           {"gemm_device_s", p.gemm_device_s},
+          {"data_wait_s", p.data_wait_s},
           {"peak", {{"precision", p.peak_precision}, {"flops_per_s", p.peak_flops_per_s}, {"op_call_s", p.op_call_s}}}};
 }
 
@@ -78,6 +79,7 @@ ProfileSummary profile_from_json(const nlohmann::json& json, const std::string& 
   p.ops_s = j.number("ops_s");
   p.op_calls = j.integer("op_calls");
   p.gemm_s = j.number("gemm_s");
+  p.data_wait_s = j.number("data_wait_s");
   p.gemm_flops = j.number("gemm_flops");
   p.communication_s = j.number("communication_s");
   p.device_busy_s = j.number("device_busy_s");

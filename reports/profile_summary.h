@@ -36,6 +36,7 @@ struct ProfileSummary {
                                // NCCL kernels no compute kernel overlaps): communication not hidden
   double device_busy_s = 0;    // union of the device kernels' intervals; 0 on the CPU
   double gemm_device_s = 0;    // device time of matrix-multiply and convolution kernels (by name); 0 on the CPU
+  double data_wait_s = 0;      // self time of dyno's data_wait ranges: the training thread waiting for a batch
   // Measured on the same machine after the run (suite/machine_peak.h).
   std::string peak_precision;  // float32, tf32, bfloat16 or float16
   double peak_flops_per_s = 0;       // FLOP/s of a large GEMM in that precision

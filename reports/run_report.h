@@ -23,7 +23,7 @@ namespace dyno {
 inline constexpr int kReportSchemaMajor = 1;
 // 1.1: profile, verdict; 1.2: summary.host_huge_page_bytes; 1.3: tune reports only
 // (docs/report-schema.md: the best's estimate, a trial's figures its own process's)
-inline constexpr int kReportSchemaMinor = 5;
+inline constexpr int kReportSchemaMinor = 6;
 
 
 struct Environment {

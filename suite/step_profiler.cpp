@@ -224,6 +224,7 @@ Intervals summarise_host(const std::vector<profiler::KinetoEvent>& events, Profi
         add(table, spans[i].name, std::max(0.0, self_s[i]), static_cast<double>(spans[i].end - spans[i].start) * 1e-9,
             is_gemm(spans[i].name) ? flops_of(*spans[i].event, spans[i].name) : 0.0, shapes_text(*spans[i].event));
   }
+  summary.data_wait_s = table.count("dyno::data_wait") ? table["dyno::data_wait"].row.self_s : 0.0;
   summary.ops = rows_of(table);
   summary.communication_s = seconds_outside(inside(merged(collectives), merged(steps)), merged(busy));
   return merged(steps);

@@ -68,7 +68,7 @@ TEST(BottleneckVerdict, TimeOutsideOpsAndTheFixedCostOfCallsIsHostOverhead) {
   EXPECT_NE(decide_bottleneck(phases(1, 0, 9), profile(0.026, 0.020, 500, 0.010), "cpu").kind, "host_overhead");
   // Nor is waiting for data below the input verdict's line: 10 of the 24 ms outside ops.
   auto waiting = profile(0.026, 0.020);
-  waiting.ops.push_back({"dyno::data_wait", 5, 0.010, 0.011, 0, ""});
+  waiting.data_wait_s = 0.010;
   const auto w = decide_bottleneck(phases(2.8, 0, 7.2), waiting, "cpu");
   EXPECT_NE(w.kind, "host_overhead") << w.sentence;
   EXPECT_NEAR(w.evidence["host_overhead_share"].get<double>(), 0.3, 1e-12);  // (24 - 10 + 1) of 50 ms

@@ -36,6 +36,7 @@ TEST(ProfileSummary, RoundTripsThroughJson) {
   p.communication_s = 0.001;
   p.device_busy_s = 0.02;
   p.gemm_device_s = 0.01;
+  p.data_wait_s = 0.003;
   p.peak_precision = "bfloat16";
   p.peak_flops_per_s = 5e10;
   p.op_call_s = 2e-6;

@@ -17,7 +17,7 @@ TEST(Cli, ReportConfigIsLoadableAgain) {
   auto r1 = testing::run_dyno("train -w fashion-mlp --set size=tiny max_steps=3 batch_size=32 lr_scaling=sqrt --no-progress --out " + first);
   ASSERT_EQ(r1.exit_code, 0) << r1.output;
   auto report = nlohmann::json::parse(read_file(first));
-  EXPECT_EQ(report["schema_version"], "1.5");
+  EXPECT_EQ(report["schema_version"], "1.6");
   for (const char* key : {"samples_per_second", "time_to_target_s", "final_metric", "peak_memory_bytes"})
     EXPECT_TRUE(report["summary"].contains(key)) << key;
   for (const char* key : {"dyno_revision", "libtorch_version", "cuda_version", "cudnn_version", "device_name", "cpu_model", "cores", "threads", "host"})

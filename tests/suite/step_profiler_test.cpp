@@ -89,6 +89,12 @@ TEST(StepProfiler, TraceHoldsDynosPhasesAndAtenOpsAndTheTableAccountsForTheProfi
   EXPECT_GT(p.peak_flops_per_s, 0);
   EXPECT_GT(p.op_call_s, 0);
   EXPECT_EQ(p.peak_precision, "float32");
+  // The wait for data is kept whole even when its row folds into "[other]".
+  double waiting_s = 0;
+  for (const auto& row : p.ops)
+    if (row.name == "dyno::data_wait") waiting_s = row.self_s;
+  EXPECT_GT(p.data_wait_s, 0);
+  if (waiting_s > 0) EXPECT_DOUBLE_EQ(p.data_wait_s, waiting_s);
 
   // The profiled steps are not measured: the phases cover 30 - 5 warm-up - 10 profiled steps.
   // (That the first throughput window starts after the trace is written is timing: scripts/bench-profile.)
