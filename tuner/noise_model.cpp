@@ -124,15 +124,13 @@ NoiseModel NoiseModel::fit(const std::vector<PointEvidence>& points, bool slow_s
   return model;
 }
 
-double NoiseModel::slow_spread() const { return std::hypot(kSlowSpread * slow_shift_, kPriorShiftSd / std::sqrt(kPriorShiftWeight + slow_seen_)); }
-
 Posterior NoiseModel::posterior(const PointEvidence& point) const {
   Posterior p;
   if (point.figures.empty()) return p;
   const SlowSpells s(deviations_of(point), sigma_, slow_chance_, slow_shift_, false);
   const auto n = static_cast<double>(point.processes());
   p.weights = s.weights;
-  const double own = kSlowSpread * slow_shift_, shared = kPriorShiftSd / std::sqrt(kPriorShiftWeight + slow_seen_);
+  const double own = spell_spread(), shared = shift_sd();
   for (size_t k = 0; k < s.weights.size(); ++k) {
     const auto kd = static_cast<double>(k);
     p.means.push_back(point.mean() + slow_shift_ * kd / n);

@@ -3,6 +3,7 @@
 // slow spell only ever lowers a figure), fitted by expectation-maximisation with weak priors.
 #pragma once
 
+#include <cmath>
 #include <vector>
 
 #include "dyno/tuner/evidence.h"
@@ -33,8 +34,11 @@ class NoiseModel {
   double degrees_of_freedom() const { return degrees_of_freedom_; }
   double slow_chance() const { return slow_chance_; }
   double slow_shift() const { return slow_shift_; }
-  // The standard deviation of one slow spell's shift: its own spread and the fitted shift's uncertainty.
-  double slow_spread() const;
+  // The standard deviation of one slow spell's shift: its own spread (each spell's alone) and the
+  // fitted shift's uncertainty (shared by every spell).
+  double spell_spread() const { return kSlowSpread * slow_shift_; }
+  double shift_sd() const { return kPriorShiftSd / std::sqrt(kPriorShiftWeight + slow_seen_); }
+  double slow_spread() const { return std::hypot(spell_spread(), shift_sd()); }
 
   // The point's true value from a flat prior: component k stands for "k of its n processes ran in
   // a slow spell", mean the figures' mean plus k / n shifts, variance (n sigma^2 + k own^2 + k^2 u^2)

@@ -205,14 +205,12 @@ void TargetPhase::refine_learning_rate(Tuner& tuner) const {
   }
 }
 
-void TargetPhase::run(Tuner& tuner, const std::function<void(double)>& set_time_cap) {
-  set_time_cap(next_time_cap(tuner));
+void TargetPhase::run(Tuner& tuner) {
   tuner.run();
   try {
     refine_learning_rate(tuner);
     refine_batch(tuner);
     racing_ = true;
-    set_time_cap(next_time_cap(tuner));
     tuner.final_race(race_finalists(tuner, Strategy::kFinalists), race_rounds());
   } catch (const BudgetExhausted&) {
     // What was measured stands.

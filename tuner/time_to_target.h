@@ -64,9 +64,8 @@ class TargetPhase {
   double next_time_cap(const Tuner& tuner) const;
   // The trials the phase runs on `space` at most (for the progress line's ETA).
   int64_t expected_trials(const SearchSpace& space) const;
-  // The grid, the LR refinement, the batch refinement, the race; `set_time_cap` gets next_time_cap
-  // whenever the stage changes it.
-  void run(Tuner& tuner, const std::function<void(double)>& set_time_cap);
+  // The grid, the LR refinement, the batch refinement, the race.
+  void run(Tuner& tuner);
 
  private:
   // The race's rounds: one for each seed after the first of max(2, seeds).

@@ -652,7 +652,7 @@ int run_tune(const TuneArgs& args) {
                                      [plan](const Tuner& tuner) { return plan->next_time_cap(tuner); });
       final_phase = &phase;
       phase.expected_trials = plan->expected_trials(tunable.convergence);
-      plan->run(*phase.tuner, [&phase](double cap) { phase.executor->set_time_cap(cap); });
+      plan->run(*phase.tuner);
     }
     const bool can_verify = (!program || !args.target.empty()) && tunable.target_reachable;
     // (A copy: the tuner's trials grow with every run below.)
