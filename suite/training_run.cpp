@@ -163,7 +163,9 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
       device_(backend_->device()),
       stopping_(stopping_parameters(config, workload, distributed_env ? distributed_env->world_size : 1)) {
   apply_host_allocator(config_.host_allocator);
-  const ThreadChoice threads = choose_threads(config_.threads, distributed_env ? distributed_env->local_world_size : 1, usable_cores(),
+  if (distributed_env && distributed_env->world_size > 1)
+    distributed_ = std::make_unique<DistributedContext>(*distributed_env, config_, device_);
+  const ThreadChoice threads = choose_threads(config_.threads, distributed_ ? distributed_->local_world_size() : 1, usable_cores(),
                                              std::getenv("OMP_NUM_THREADS"));
   if (threads.threads > 0) torch::set_num_threads(static_cast<int>(threads.threads));
   if (!threads.warning.empty() && (!distributed_env || distributed_env->local_rank == 0))
@@ -179,8 +181,6 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
   report_.summary.target = config_.target > 0 ? config_.target : workload_.target;
   report_.summary.throughput_unit = workload_.throughput_unit;
 
-  if (distributed_env && distributed_env->world_size > 1)
-    distributed_ = std::make_unique<DistributedContext>(*distributed_env, config_, device_);
   data_ = workload_.load_data(config_.size);
   if (!data_.train || !data_.eval || data_.train->size() == 0)
     throw UserError("workload", "'" + workload_.name + "': load_data(\"" + config_.size + "\") returned " +

@@ -92,6 +92,7 @@ std::optional<DistributedEnv> distributed_env_from_environment() {
   if (!addr) throw UserError("ddp", "MASTER_ADDR is not set (the address of rank 0's store, e.g. 127.0.0.1)");
   e.master_addr = *addr;
   e.all_on_this_machine = env("LOCAL_WORLD_SIZE") ? e.local_world_size == e.world_size : loopback_address(e.master_addr);
+  if (!env("LOCAL_WORLD_SIZE") && !e.all_on_this_machine) e.local_world_size = 0;
   e.master_port = env_int("MASTER_PORT", 1, 65535);
   e.agent_store = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
   return e;
@@ -144,8 +145,12 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
                                             : "cannot reach the store at " + where + " within " + std::to_string(config.ddp.timeout_s) +
                                                   " s (is MASTER_ADDR right, and is rank 0 running?): " + message);
   }
-  // Every rank states the world size it was given; rank 0's must match all of them.
-  store_->set("dyno/world_size/" + std::to_string(e.rank), std::vector<uint8_t>{});
+  // Every rank counts itself on its host (before it states its world size, which every rank then
+  // waits for), and states the world size it was given; rank 0's must match all of them.
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::string on_host = "dyno/ranks_on/" + std::string(host);
+  if (env_.local_world_size == 0) store_->add(on_host, 1);
   const std::string mine = std::to_string(e.world_size);
   store_->set("dyno/world_size_of/" + std::to_string(e.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
   try {
@@ -157,6 +162,7 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
     }
     if (store_->add("dyno/joined", 1) > e.world_size)
       throw UserError("ddp", "more processes joined than WORLD_SIZE=" + mine + "; check the launcher's rank count");
+    if (env_.local_world_size == 0) env_.local_world_size = store_->add(on_host, 0);
   } catch (const c10::Error& error) {
     throw UserError("ddp", "not all " + mine + " ranks joined within " + std::to_string(config.ddp.timeout_s) +
                                " s (WORLD_SIZE larger than the ranks started, or a rank died): " + error.what_without_backtrace());

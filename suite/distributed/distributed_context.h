@@ -35,7 +35,9 @@ struct DistributedEnv {
   int64_t rank = 0;
   int64_t world_size = 1;
   int64_t local_rank = 0;
-  int64_t local_world_size = 1;  // ranks on this machine: LOCAL_WORLD_SIZE, else all of them
+  // Ranks on this machine: LOCAL_WORLD_SIZE; unset, all of them when all_on_this_machine, else 0:
+  // DistributedContext counts them at the rendezvous by host name.
+  int64_t local_world_size = 1;
   // Known to share one machine: LOCAL_WORLD_SIZE equals WORLD_SIZE, or (unset) MASTER_ADDR is a
   // loopback address. A launcher that sets neither (srun) may span machines.
   bool all_on_this_machine = false;
@@ -64,6 +66,8 @@ class DistributedContext {
 
   int64_t rank() const { return env_.rank; }
   int64_t world_size() const { return env_.world_size; }
+  // The ranks on this machine (DistributedEnv::local_world_size, counted when the launcher did not say).
+  int64_t local_world_size() const { return env_.local_world_size; }
 
   // Parameters and buffers from rank 0 to every rank (the DDP constructor's sync).
   void broadcast_module(torch::nn::Module& module);

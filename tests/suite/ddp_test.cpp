@@ -181,21 +181,26 @@ std::vector<std::string> store_addresses(const std::string& master_addr, std::st
   return addresses;
 }
 
+// An IPv4 address of this machine other than loopback, as a multi-node job's MASTER_ADDR would be ("" when none).
+std::string other_address() {
+  ifaddrs* interfaces = nullptr;
+  std::string other;
+  if (::getifaddrs(&interfaces) != 0) return other;
+  for (ifaddrs* i = interfaces; i && other.empty(); i = i->ifa_next)
+    if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET) {
+      const std::string a = ::inet_ntoa(reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr);
+      if (a.rfind("127.", 0) != 0) other = a;
+    }
+  ::freeifaddrs(interfaces);
+  return other;
+}
+
 TEST(Ddp, TheStoreListensOnMasterAddrOnly) {
   std::string output;
   EXPECT_EQ(store_addresses("127.0.0.1", output), std::vector<std::string>{"127.0.0.1"}) << output;
   EXPECT_EQ(output.find("reachable from other machines"), std::string::npos) << output;
   // Another address of this machine, as a multi-node job would give: the store listens there, and says so.
-  ifaddrs* interfaces = nullptr;
-  std::string other;
-  if (::getifaddrs(&interfaces) == 0) {
-    for (ifaddrs* i = interfaces; i && other.empty(); i = i->ifa_next)
-      if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET) {
-        const std::string a = ::inet_ntoa(reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr);
-        if (a.rfind("127.", 0) != 0) other = a;
-      }
-    ::freeifaddrs(interfaces);
-  }
+  const std::string other = other_address();
   if (other.empty()) GTEST_SKIP() << "this machine has no address besides loopback";
   EXPECT_EQ(store_addresses(other, output), std::vector<std::string>{other}) << output;
   EXPECT_NE(output.find("[ddp] rank 0 serves the store on " + other + ":"), std::string::npos) << output;
@@ -217,6 +222,31 @@ TEST(Ddp, RanksAreKnownToShareAMachineFromTheLaunchersEnvironment) {
   EXPECT_TRUE(all_local("10.0.0.5", "2"));         // single-node torchrun
   EXPECT_FALSE(all_local("10.0.0.5", "1"));        // two nodes of one rank each
   EXPECT_FALSE(all_local("10.0.0.5", nullptr));    // srun and other launchers: may span machines
+}
+
+// Without LOCAL_WORLD_SIZE, ranks that may span machines count those on their host at the
+// rendezvous, by host name, and divide its cores among them only. Here rank 1 runs under another
+// host name (its own UTS namespace): rank 0 is alone on its host and takes every core.
+TEST(Ddp, WithoutLocalWorldSizeTheRanksOnThisHostShareItsCores) {
+  const std::string address = other_address();
+  if (address.empty()) GTEST_SKIP() << "this machine has no address besides loopback";
+  if (std::system("unshare --uts true > /dev/null 2>&1") != 0) GTEST_SKIP() << "no UTS namespace for another host name (unshare needs CAP_SYS_ADMIN)";
+  if (usable_cores() < 2) GTEST_SKIP() << "one core: alone or not, a rank gets one thread";
+  auto dir = testing::fresh_dir("ddp_hosts");
+  // Rank 1's command is `rank1_shell` followed by "exec dyno train ...'".
+  auto threads_of_rank0 = [&](const std::string& rank1_shell) {
+    const std::string env = "WORLD_SIZE=2 MASTER_ADDR=" + address + " MASTER_PORT=" + std::to_string(free_port());
+    const std::string train = std::string(DYNO_BINARY) + " train " + kCommon + " --set threads=0 --out " + (dir / "r.json").string();
+    const std::string both = "(RANK=0 " + env + " " + train + " > " + (dir / "r0.txt").string() + " 2>&1 & RANK=1 " + env + " " + rank1_shell +
+                             "exec " + train + "' > " + (dir / "r1.txt").string() + " 2>&1; wait)";
+    std::system(both.c_str());
+    const auto report = nlohmann::json::parse(read_file((dir / "r.json").string()));
+    EXPECT_EQ(report["outcome"], "ok") << read_file((dir / "r0.txt").string()) << read_file((dir / "r1.txt").string());
+    return report["environment"]["threads"].get<int64_t>();
+  };
+  EXPECT_EQ(threads_of_rank0("unshare --uts sh -c 'hostname dyno-other-host && "), usable_cores());
+  EXPECT_EQ(threads_of_rank0("sh -c '"), std::max<int64_t>(1, usable_cores() / 2));
+  testing::remove_tree(dir);
 }
 
 TEST(Ddp, RendezvousErrorsNameTheirCause) {
