@@ -2,6 +2,7 @@
 
 #include <ATen/Context.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -49,6 +50,12 @@ int64_t proc_self_kib_field_bytes(const char* file, const std::string& name) {
 }
 
 }  // namespace
+
+void busy_wait(double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
 
 int64_t resident_set_peak_bytes() { return proc_self_kib_field_bytes("status", "VmHWM"); }
 int64_t host_huge_page_bytes() { return proc_self_kib_field_bytes("smaps_rollup", "AnonHugePages"); }

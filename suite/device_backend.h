@@ -15,6 +15,9 @@ namespace dyno {
 
 struct RunConfig;
 
+// Spins on the host for `seconds` (a sleep would yield the core and be timed by the scheduler).
+void busy_wait(double seconds);
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
@@ -30,7 +33,13 @@ class DeviceBackend {
   virtual void apply_flags(const RunConfig& config) = 0;
   // The clock for phase times: the host's wall clock on the CPU, stream events on CUDA.
   virtual std::unique_ptr<PhaseClock> make_phase_clock() = 0;
+  // slowdown_percent's extra time after a step whose host side took `step_s`: `fraction` of it,
+  // busy-waiting on the host (a host-bound step), and on CUDA also spinning on the device (a
+  // device-bound step, where the host's time is the device's, waiting on a full queue, and a
+  // host-side wait is hidden behind the queued work).
+  virtual void slow_down(double step_s, double fraction) { busy_wait(step_s * fraction); }
 };
+
 
 // The backend of config.device; on CUDA the process's current device becomes GPU `local_rank`
 // (modulo the GPUs visible, where ranks may share one: gloo). Throws UserError when the device is

@@ -132,12 +132,6 @@ EvalResult evaluate(SegmentedModel& model, const Workload& workload, const std::
   TORCH_INTERNAL_ASSERT(false, "this is a bug: unknown fault ", fault);
 }
 
-void busy_wait(double seconds) {
-  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  while (Clock::now() < until) {
-  }
-}
-
 StoppingCriteria::Parameters stopping_parameters(const RunConfig& config, const Workload& workload, int64_t ranks) {
   StoppingCriteria::Parameters p;
   p.max_relative_ci = config.measure_rel_ci;
@@ -418,7 +412,7 @@ void TrainingRun::step() {
     if (step_ - first_step_ == measure_from_) backend_->synchronize();
     window_start_ = Clock::now();
   }
-  if (config_.slowdown_percent > 0) busy_wait(seconds_since(step_start) * config_.slowdown_percent / 100.0);
+  if (config_.slowdown_percent > 0) backend_->slow_down(seconds_since(step_start), config_.slowdown_percent / 100.0);
   if (profiled) {  // a profiled step's time includes its device work
     backend_->synchronize();
     profiled_wall_s_ += seconds_since(step_start);

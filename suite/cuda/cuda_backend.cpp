@@ -3,10 +3,12 @@
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "dyno/reports/run_config.h"
@@ -77,9 +79,30 @@ class CudaBackend : public DeviceBackend {
     context.setAllowTF32CuDNN(true);
   }
   std::unique_ptr<PhaseClock> make_phase_clock() override { return std::make_unique<CudaPhaseClock>(); }
+  // In a device-bound steady state the host's step time is the device's period, which holds the
+  // last step's own spin: that part is taken out, so that the spin is `fraction` of the step's work.
+  void slow_down(double step_s, double fraction) override {
+    busy_wait(step_s * fraction);
+    if (cycles_per_s_ == 0) cycles_per_s_ = measure_spin_rate();
+    spun_s_ = fraction * std::max(0.0, step_s - spun_s_);
+    at::cuda::sleep(static_cast<int64_t>(spun_s_ * cycles_per_s_));
+  }
 
  private:
+  // at::cuda::sleep's cycles per second on this GPU, timed with stream events (the clock the
+  // kernel counts is the SM's, which boost moves away from the nominal rate).
+  static double measure_spin_rate() {
+    constexpr int64_t kCycles = 20'000'000;
+    at::cuda::CUDAEvent begin(cudaEventDefault), end(cudaEventDefault);
+    begin.record();
+    at::cuda::sleep(kCycles);
+    end.record();
+    end.synchronize();
+    return static_cast<double>(kCycles) / (begin.elapsed_time(end) / 1000.0);
+  }
   c10::DeviceIndex index_;
+  double cycles_per_s_ = 0;
+  double spun_s_ = 0;  // the last step's spin on the device
 };
 
 void require_cuda() {
