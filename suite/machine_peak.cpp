@@ -17,16 +17,23 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 }  // namespace
 
-MachinePeak measure_machine_peak(DeviceBackend& backend, const RunConfig& config) {
+MachinePeak measure_machine_peak(DeviceBackend& backend, const RunConfig& config, bool convolutions_lead) {
   torch::NoGradGuard no_grad;
   const c10::Device device = backend.device();
   const bool cuda = device.is_cuda();
   MachinePeak peak;
-  // The precision the run's matrix multiplies use: autocast's, else fp32 (TF32 on CUDA with tf32).
+  // The precision the run's GEMM FLOPs use: autocast's, else fp32 (TF32 on CUDA with tf32, or for
+  // convolutions, which cuDNN runs in TF32 unless told otherwise).
   c10::ScalarType dtype = torch::kFloat;
   if (config.amp == "bf16") dtype = torch::kBFloat16, peak.precision = "bfloat16";
   else if (config.amp == "fp16") dtype = torch::kHalf, peak.precision = "float16";
-  else peak.precision = cuda && config.tf32 ? "tf32" : "float32";
+  else peak.precision = cuda && (config.tf32 || convolutions_lead) ? "tf32" : "float32";
+  // The GEMM below is a matrix multiply: TF32 for it is cuBLAS's flag, restored after.
+  struct TensorCoreFlag {
+    bool was = at::globalContext().allowTF32CuBLAS();
+    explicit TensorCoreFlag(bool tf32) { at::globalContext().setAllowTF32CuBLAS(was || tf32); }
+    ~TensorCoreFlag() { at::globalContext().setAllowTF32CuBLAS(was); }
+  } tensor_cores(peak.precision == "tf32");
 
   // A square GEMM large enough to reach the hardware's rate: 2 n^3 FLOPs per product; the best of
   // a few repetitions after one warm-up.

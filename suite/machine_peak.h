@@ -12,12 +12,14 @@ class DeviceBackend;
 struct RunConfig;
 
 struct MachinePeak {
-  std::string precision;  // float32, tf32, bfloat16 or float16: the run's matrix-multiply precision
+  std::string precision;  // float32, tf32, bfloat16 or float16: the precision the run's GEMM FLOPs mostly ran in
   double gemm_flops_per_s = 0;  // 0: not measured (no memory left for the GEMM beside the run)
   double op_call_s = 0;
 };
 
 // Takes about a second (ten GEMMs of 1024^2 on the CPU, 8192^2 on CUDA, and 3000 op calls).
-MachinePeak measure_machine_peak(DeviceBackend& backend, const RunConfig& config);
+// `convolutions_lead`: convolutions carry most of the run's GEMM FLOPs, which on CUDA run in TF32
+// at fp32 numerics (cuDNN's default, as PyTorch's): the peak is then TF32's.
+MachinePeak measure_machine_peak(DeviceBackend& backend, const RunConfig& config, bool convolutions_lead = false);
 
 }  // namespace dyno

@@ -558,7 +558,10 @@ void TrainingRun::summarise() {
     }
   }
   if (profile_) {  // after every timed figure: the calibration takes about a second
-    const MachinePeak peak = measure_machine_peak(*backend_, config_);
+    double convolution_flops = 0;
+    for (const auto& row : profile_->ops)
+      if (row.name.rfind("aten::conv", 0) == 0) convolution_flops += row.flops;
+    const MachinePeak peak = measure_machine_peak(*backend_, config_, convolution_flops > 0.5 * profile_->gemm_flops);
     profile_->peak_precision = peak.precision;
     profile_->peak_flops_per_s = peak.gemm_flops_per_s;
     profile_->op_call_s = peak.op_call_s;
