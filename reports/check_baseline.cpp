@@ -23,7 +23,8 @@ CheckBaseline check_baseline_from_json(const nlohmann::json& json, const std::st
   config_from_json(b.config);  // a baseline whose config this dyno cannot run is refused here, naming the knob
   b.figure = j.text("figure", "median");  // baselines from before the field held each run's median
   const auto& runs = j.required("runs");
-  if (!runs.is_array() || runs.empty()) j.fail("runs", "a non-empty array of samples/s figures, one per measurement process");
+  // Two at least: a comparison needs the spread between processes.
+  if (!runs.is_array() || runs.size() < 2) j.fail("runs", "an array of two or more samples/s figures, one per measurement process");
   for (const auto& r : runs) {
     if (!r.is_number() || !(r.get<double>() > 0) || !std::isfinite(r.get<double>()))
       j.fail("runs", "an array of positive finite samples/s figures");

@@ -1,6 +1,7 @@
 #include "dyno/reports/figure_set.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <random>
 
@@ -28,10 +29,16 @@ FigureSet from_google_benchmark(const JsonFields& j, const std::string& what) {
     }
     if (b.text("run_type", "iteration") != "iteration") continue;
     if (!b.has("real_time")) throw UserError("compare", what + ": benchmark '" + name + "' has no real_time");
+    // In nanoseconds whatever the benchmark's unit: a benchmark whose unit changed between the
+    // two files is still compared like with like.
+    const std::string unit = b.text("time_unit", "ns");
+    const std::map<std::string, double> ns_per = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+    if (!ns_per.count(unit))
+      throw UserError("compare", what + ": benchmark '" + name + "' has time_unit '" + unit + "'; Google Benchmark's are ns, us, ms and s");
     auto& time = set.metrics[name + " real_time"];
     time.higher_is_better = false;
-    time.unit = b.text("time_unit", "ns");
-    time.values.push_back(b.number("real_time"));
+    time.unit = "ns";
+    time.values.push_back(b.number("real_time") * ns_per.at(unit));
     if (b.has("items_per_second")) {
       auto& items = set.metrics[name + " items_per_second"];
       items.higher_is_better = true;
@@ -74,6 +81,7 @@ FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& wh
     if (!j.has("runs") || !json["runs"].is_array()) throw UserError("compare", what + " has no 'runs' list of per-run figures");
     auto& m = set.metrics["samples_per_second"];
     m.unit = j.text("unit", "samples/s");
+    set.figure = j.text("figure", kind == "baseline" ? "median" : "");  // baselines from before the field held medians
     for (const auto& v : json["runs"]) {
       if (!v.is_number()) throw UserError("compare", what + ": run figure " + v.dump() + " is not a number");
       m.values.push_back(v.get<double>());

@@ -38,9 +38,11 @@ std::vector<std::string> MachineFingerprint::differences(const MachineFingerprin
   return out;
 }
 
-std::string MachineFingerprint::id() const {
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a over the canonical JSON
-  for (unsigned char c : fields_.dump()) {
+std::string MachineFingerprint::id() const { return digest_of(fields_); }
+
+std::string digest_of(const nlohmann::json& json) {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : json.dump()) {
     hash ^= c;
     hash *= 1099511628211ull;
   }

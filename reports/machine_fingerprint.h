@@ -22,11 +22,14 @@ class MachineFingerprint {
   // "field: recorded vs here" for each differing field.
   std::vector<std::string> differences(const MachineFingerprint& here) const;
   // 12 hex digits of a hash of the fields: the name of a baseline kept beside others.
-  std::string id() const;
+  std::string id() const;  // digest_of(fields())
   const nlohmann::json& fields() const { return fields_; }
 
  private:
   nlohmann::json fields_ = nlohmann::json::object();
 };
+
+// 12 hex digits of FNV-1a over `json`'s canonical text (its keys sorted): a short, stable name.
+std::string digest_of(const nlohmann::json& json);
 
 }  // namespace dyno

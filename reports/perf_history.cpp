@@ -8,6 +8,7 @@
 
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/json_fields.h"
+#include "dyno/reports/machine_fingerprint.h"
 #include "dyno/reports/change_points.h"
 #include "dyno/reports/quantity.h"
 #include "dyno/reports/statistics.h"
@@ -27,8 +28,9 @@ std::string fixed(double v, int digits) { return format_fixed(v, digits); }
 }  // namespace
 
 nlohmann::json to_json(const HistoryEntry& e) {
-  nlohmann::json j = {{"revision", e.revision}, {"time", e.time}, {"fingerprint_id", e.fingerprint_id}, {"metric", e.metric},
-                      {"value", e.value},       {"low", e.low},   {"high", e.high},                     {"verdict", e.verdict}};
+  nlohmann::json j = {{"revision", e.revision}, {"time", e.time}, {"fingerprint_id", e.fingerprint_id}, {"subject", e.subject},
+                      {"metric", e.metric},     {"value", e.value}, {"low", e.low},                   {"high", e.high},
+                      {"verdict", e.verdict}};
   if (!e.regression.is_null()) {
     j["regression"] = e.regression["estimate"];
     j["regression_low"] = e.regression["low"];
@@ -72,6 +74,7 @@ std::vector<HistoryEntry> parse_history(const std::string& text, const std::stri
     e.revision = j["revision"].is_string() ? j["revision"].get<std::string>() : j["revision"].dump();
     e.time = f.text("time");
     e.fingerprint_id = f.text("fingerprint_id");
+    e.subject = f.text("subject");
     e.metric = j["metric"].is_string() ? j["metric"].get<std::string>() : j["metric"].dump();
     e.value = f.number("value");
     e.low = f.number("low");
@@ -100,21 +103,33 @@ HistoryEntry history_entry_from_check(const nlohmann::json& check, const std::st
   e.revision = revision;
   e.time = time;
   e.fingerprint_id = c.text("fingerprint_id");
+  if (c.has("config") && check["config"].is_object())
+    e.subject = (check["config"].contains("workload") && check["config"]["workload"].is_string() ? check["config"]["workload"].get<std::string>() : "?") +
+                " config " + digest_of(check["config"]);
   e.metric = "samples_per_second";
   e.value = median(runs);
   const Interval ci = median_confidence_interval(runs);
   e.low = ci.low;
   e.high = ci.high;
   e.verdict = c.text("verdict");
-  if (c.has("regression") && check["regression"].is_number())
+  if (c.has("regression") && check["regression"].is_number()) {
+    for (const char* bound : {"regression_low", "regression_high"})
+      if (!c.has(bound)) c.fail(bound, "the regression's interval bound, beside \"regression\"");
     e.regression = {{"estimate", check["regression"]}, {"low", c.number("regression_low")}, {"high", c.number("regression_high")}};
+  }
   return e;
 }
 
+std::map<std::string, std::vector<const HistoryEntry*>> history_series(const std::vector<HistoryEntry>& entries) {
+  std::map<std::string, std::vector<const HistoryEntry*>> series;
+  for (const auto& e : entries)
+    series[e.metric + (e.subject.empty() ? "" : " of " + e.subject) + " (machine " + (e.fingerprint_id.empty() ? "?" : e.fingerprint_id) + ")"]
+        .push_back(&e);
+  return series;
+}
+
 std::string history_html(const std::vector<HistoryEntry>& entries) {
-  // One series per metric and machine fingerprint: absolute figures compare only on one machine.
-  std::map<std::pair<std::string, std::string>, std::vector<const HistoryEntry*>> series;
-  for (const auto& e : entries) series[{e.metric, e.fingerprint_id}].push_back(&e);
+  const auto series = history_series(entries);
   std::ostringstream h;
   h << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>dyno performance history</title><style>"
     << "body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
@@ -135,7 +150,7 @@ std::string history_html(const std::vector<HistoryEntry>& entries) {
     const double step = points.size() > 1 ? (width - left - 20) / static_cast<double>(points.size() - 1) : 0;
     auto x = [&](size_t i) { return left + step * static_cast<double>(i); };
     auto y = [&](double v) { return 10 + (height - bottom - 10) * (1 - (v - lo) / (hi - lo)); };
-    h << "<h2>" << escape(key.first) << " (machine " << escape(key.second.empty() ? "?" : key.second) << ")</h2>"
+    h << "<h2>" << escape(key) << "</h2>"
       << "<svg width='" << width << "' height='" << height << "' xmlns='http://www.w3.org/2000/svg'>"
       << "<text x='5' y='" << y(hi) + 4 << "' font-size='11'>" << fixed(hi, 0) << "</text><text x='5' y='" << y(lo) + 4 << "' font-size='11'>"
       << fixed(lo, 0) << "</text>";

@@ -95,6 +95,9 @@ int run_compare(const CompareArgs& a) {
   o.threshold = parse_fraction(a.threshold, "compare", "--threshold");
   o.alpha = a.alpha;
   const FigureSet base = load_figure_set(a.baseline), cand = load_figure_set(a.candidate);
+  if (!base.figure.empty() && !cand.figure.empty() && base.figure != cand.figure)
+    throw UserError("compare", "'" + a.baseline + "' holds per-run figures of kind \"" + base.figure + "\" and '" + a.candidate + "' of kind \"" +
+                                   cand.figure + "\": they measure different things; re-record the older with this dyno");
   std::vector<MetricVerdict> rows;
   // A baseline metric the candidate lacks is no pass: a benchmark that errored there fails the
   // comparison, one that is gone leaves it inconclusive.
@@ -149,10 +152,15 @@ struct CheckArgs {
 // and moves less from run to run than the median (docs/measurement.md has the figures). A
 // slowdown in dyno's own code slows every window alike.
 // `cpus`: the CPUs the run may use (empty: any).
+// A candidate's run that fails (a crash, a timeout, an error) fails the gate: the candidate cannot
+// train what the baseline trained. A failure on the recording or base side is an error (exit 2).
 std::atomic<bool> check_interrupted{false};  // SIGINT or SIGTERM: stop the measurement run, record nothing
 struct CheckInterrupted {};
+struct CandidateFailed {
+  std::string reason;
+};
 double measure_once(const std::string& dyno, const nlohmann::json& config, const std::string& dir, int index,
-                    const std::vector<int>& cpus = {}) {
+                    const std::vector<int>& cpus = {}, bool candidate = false) {
   const std::string cfg = dir + "/run-" + std::to_string(index) + ".config.json", out = dir + "/run-" + std::to_string(index) + ".json",
                     log = dir + "/run-" + std::to_string(index) + ".log";
   write_file_atomically(cfg, config.dump(2));
@@ -160,9 +168,12 @@ double measure_once(const std::string& dyno, const nlohmann::json& config, const
   options.cpus = cpus;
   ChildResult r = run_child({dyno, "train", "--config", cfg, "--out", out, "--no-progress"}, log, 300, &check_interrupted, options);
   if (r.interrupted) throw CheckInterrupted{};
-  if (r.signaled || r.timed_out || r.exit_code != 0)
-    throw UserError("check", "measurement run " + std::to_string(index) + " of " + dyno + " failed: " +
-                                 (r.timed_out ? std::string("timed out") : r.signaled ? "signal " + std::to_string(r.signal) : error_line_of(log)));
+  if (r.signaled || r.timed_out || r.exit_code != 0) {
+    const std::string reason = "measurement run " + std::to_string(index) + " of " + dyno + " failed: " +
+                               (r.timed_out ? std::string("timed out") : r.signaled ? "signal " + std::to_string(r.signal) : error_line_of(log));
+    if (candidate) throw CandidateFailed{reason};
+    throw UserError("check", reason);
+  }
   if (!std::filesystem::exists(out))
     throw UserError("check", "measurement run " + std::to_string(index) + " of '" + dyno + "' exited 0 without writing its report; is it a dyno binary?");
   const RunReport report = read_report(out);
@@ -174,14 +185,15 @@ double measure_once(const std::string& dyno, const nlohmann::json& config, const
 // Exit status of a stored baseline recorded under another fingerprint: neither pass nor fail.
 constexpr int kNotComparable = 4;
 
-// This machine as a run of `config` would record it (device, threads), without running anything.
-MachineFingerprint this_machine(const nlohmann::json& config) {
+// This machine's environment as a run of `config` would record it (device, threads), without running anything.
+nlohmann::json this_environment(const nlohmann::json& config) {
   const RunConfig c = config_from_json(config);
   RunReport report;
   report.environment = collect_environment(*make_device_backend(c));
   if (c.threads > 0) report.environment.threads = c.threads;
-  return MachineFingerprint::of(to_json(report)["environment"]);
+  return to_json(report)["environment"];
 }
+MachineFingerprint this_machine(const nlohmann::json& config) { return MachineFingerprint::of(this_environment(config)); }
 
 // --baseline DIR: the baselines kept side by side, one per fingerprint; the one recorded under
 // this machine's fingerprint, or (none matching) the first, whose differences are then reported.
@@ -206,8 +218,8 @@ int report_not_comparable(const CheckArgs& a, const std::string& baseline_path, 
      << "fingerprint, so its figures say nothing about this one (" << here.id() << "):\n\n";
   for (const auto& d : differences) md << "- " << d << "\n";
   md << "\nMeasure the base revision beside the candidate instead (dyno check --against BASE_DYNO; scripts/ci-perf), or keep a "
-     << "baseline for this machine beside the others: dyno check --record " << std::filesystem::path(baseline_path).parent_path().string()
-     << "/ ...\n";
+     << "baseline for this machine beside the others: dyno check --record "
+     << (std::filesystem::path(baseline_path).has_parent_path() ? std::filesystem::path(baseline_path).parent_path().string() : std::string(".")) << "/ ...\n";
   std::cout << md.str();
   if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md.str());
   if (!a.out.empty())
@@ -311,6 +323,15 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
                                  "; re-record it with dyno check --record, or use --against");
   const nlohmann::json base_config = with_settings(baseline.config, a.settings);
   const nlohmann::json cand_config = with_settings(base_config, a.candidate_settings);
+  // Against stored runs, --set would change the candidate only: those runs were measured without it.
+  if (a.against.empty()) {
+    const nlohmann::json stored = to_json(config_from_json(baseline.config)), asked = to_json(config_from_json(base_config));
+    for (const auto& [knob, value] : asked.items())
+      if (stored.value(knob, nlohmann::json()) != value)
+        throw UserError("check", "--set " + knob + "=" + (value.is_string() ? value.get<std::string>() : value.dump()) + ": the baseline's runs in '" +
+                                     baseline_path + "' were measured with " + knob + "=" + stored.value(knob, nlohmann::json()).dump() +
+                                     "; re-record the baseline with it, measure both sides with --against BASE_DYNO, or use --candidate-set to change the candidate only");
+  }
   CompareOptions o;
   o.threshold = parse_fraction(a.threshold, "check", "--threshold");
   o.alpha = a.alpha;
@@ -334,13 +355,13 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
   if (a.against.empty())
     base_runs = baseline.runs;
   auto measure_candidates = [&](int n) {
-    for (int i = 0; i < n; ++i) cand_runs.push_back(measure_once(self, cand_config, work, index++));
+    for (int i = 0; i < n; ++i) cand_runs.push_back(measure_once(self, cand_config, work, index++, {}, true));
   };
   // ABBA on the same machine: drift affects both builds alike and cancels in the pairs.
   auto measure_abba = [&] {
     const double b1 = measure_once(a.against, base_config, work, index++);
-    const double c1 = measure_once(self, cand_config, work, index++);
-    const double c2 = measure_once(self, cand_config, work, index++);
+    const double c1 = measure_once(self, cand_config, work, index++, {}, true);
+    const double c2 = measure_once(self, cand_config, work, index++, {}, true);
     const double b2 = measure_once(a.against, base_config, work, index++);
     base_runs.insert(base_runs.end(), {b1, b2});
     cand_runs.insert(cand_runs.end(), {c1, c2});
@@ -351,7 +372,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     const int base_index = index++, cand_index = index++;
     auto base = std::async(std::launch::async,
                            [&] { return measure_once(a.against, base_config, work, base_index, swap ? pairing.second : pairing.first); });
-    const double c = measure_once(self, cand_config, work, cand_index, swap ? pairing.first : pairing.second);
+    const double c = measure_once(self, cand_config, work, cand_index, swap ? pairing.first : pairing.second, true);
     base_runs.push_back(base.get());
     cand_runs.push_back(c);
   };
@@ -422,6 +443,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
   if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md);
   if (!a.out.empty())
     write_file_atomically(a.out, nlohmann::json{{"schema_version", "1.0"}, {"kind", "check"}, {"config", cand_config}, {"unit", "samples/s"},
+                                                {"figure", kRunFigure}, {"environment", this_environment(cand_config)},
                                                 {"fingerprint_id", this_machine(cand_config).id()},
                                                 {"runs", cand_runs}, {"baseline_runs", base_runs}, {"verdict", row.verdict},
                                                 {"regression", row.shift.regression}, {"regression_low", row.shift.regression_low},
@@ -447,6 +469,13 @@ int run_check(const CheckArgs& a) {
   } catch (const CheckInterrupted&) {
     std::fprintf(stderr, "[check] interrupted: nothing was recorded or judged\n");
     return 130;
+  } catch (const CandidateFailed& failed) {
+    const std::string md = "### dyno check\n\n**FAIL**: the candidate " + failed.reason + "\n";
+    std::cout << md;
+    if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md);
+    if (!a.out.empty())
+      write_file_atomically(a.out, nlohmann::json{{"schema_version", "1.0"}, {"kind", "check"}, {"verdict", "FAIL"}, {"failure", failed.reason}}.dump(2) + "\n");
+    return 1;
   }
 }
 
@@ -472,7 +501,7 @@ void add_compare_commands(CLI::App& app) {
                      ->check(not_empty())
                      ->excludes(baseline);
   check->add_option("--workload,-w", k->workload, "with --record: the workload")->needs(record)->check(not_empty());
-  check->add_option("--set,-s", k->settings, "knob=value applied to both sides (with --record: the config), repeatable")->take_all();
+  check->add_option("--set,-s", k->settings, "knob=value applied to both sides (with --record: the config; against a stored baseline only a value its config has), repeatable")->take_all();
   check->add_option("--candidate-set", k->candidate_settings, "knob=value for the candidate only (e.g. slowdown_percent=5 to validate)")->take_all();
   check->add_option("--against", k->against, "another dyno binary: measure both builds in pairs (see --pairing) and compare the pairs");
   check->add_option("--pairing", k->pairing,

@@ -89,13 +89,11 @@ int run_history(const ReportArgs& a) {
     write_file_atomically(out, history_html(entries));
     std::cout << "wrote " << out << "\n";
   }
-  std::map<std::pair<std::string, std::string>, std::vector<const HistoryEntry*>> series;
-  for (const auto& e : entries) series[{e.metric, e.fingerprint_id}].push_back(&e);
-  for (const auto& [key, points] : series) {
+  for (const auto& [name, points] : history_series(entries)) {
     std::vector<double> values;
     for (const auto* p : points) values.push_back(p->value);
     const auto changes = change_points(values);
-    std::cout << key.first << " (machine " << (key.second.empty() ? "?" : key.second) << "): " << points.size() << " revisions, "
+    std::cout << name << ": " << points.size() << " revisions, "
               << changes.size() << " change point" << (changes.size() == 1 ? "" : "s") << "\n";
     for (const auto& c : changes)
       std::cout << "  at " << points[c.index]->revision << ": " << format_fixed(c.before, 1) << " -> " << format_fixed(c.after, 1) << " ("

@@ -30,6 +30,25 @@ TEST(PerfHistory, AppendsCheckResultsAndReadsThemBack) {
   std::remove(path.c_str());
 }
 
+// A gate of two baselines appends two entries per revision: each subject is its own series.
+TEST(PerfHistory, ChecksOfDifferentConfigsAreDifferentSeries) {
+  std::vector<HistoryEntry> entries;
+  for (const int batch : {64, 4, 64}) {
+    const nlohmann::json check = {{"kind", "check"}, {"runs", {100.0, 101.0, 99.0}}, {"verdict", "PASS"}, {"fingerprint_id", "abc"},
+                                  {"config", {{"workload", "fashion-mlp"}, {"batch_size", batch}}}};
+    entries.push_back(history_entry_from_check(check, "r", ""));
+  }
+  EXPECT_EQ(entries[0].subject, entries[2].subject);
+  EXPECT_NE(entries[0].subject, entries[1].subject);
+  EXPECT_EQ(entries[0].subject.rfind("fashion-mlp config ", 0), 0u) << entries[0].subject;
+  const auto series = history_series(entries);
+  ASSERT_EQ(series.size(), 2u);
+  for (const auto& [name, points] : series) EXPECT_EQ(points.size(), name.find(entries[0].subject) != std::string::npos ? 2u : 1u) << name;
+  // Read back from a history's line.
+  const auto read = parse_history(to_json(entries[1]).dump() + "\n", "h");
+  EXPECT_EQ(read.at(0).subject, entries[1].subject);
+}
+
 TEST(PerfHistory, TheHtmlMarksAPlantedStep) {
   std::vector<HistoryEntry> entries;
   for (int i = 0; i < 16; ++i) {
@@ -54,6 +73,10 @@ TEST(PerfHistory, ABadLineIsNamedAndATornLastLineIgnored) {
   EXPECT_EQ(testing::error_of([&] { read_history(path); }), "[history] " + path + " line 1: field 'value' is \"fast\"; expected a number");
   EXPECT_EQ(testing::error_of([] { history_entry_from_check({{"kind", "baseline"}}, "r", ""); }),
             "[history] expected the result of `dyno check --out FILE` (kind check, with runs); got kind 'baseline'");
+  // A regression without its interval is not stored as [0, 0].
+  EXPECT_NE(testing::error_of([] { history_entry_from_check({{"kind", "check"}, {"runs", {1.0, 2.0}}, {"regression", 0.1}}, "r", ""); })
+                .find("regression_low"),
+            std::string::npos);
   std::remove(path.c_str());
 }
 

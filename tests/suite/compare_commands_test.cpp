@@ -49,6 +49,28 @@ TEST(CompareCommand, ABenchmarkThatErroredOrWentMissingIsNoPass) {
   testing::remove_tree(dir);
 }
 
+// Times are compared in one unit whatever each file's time_unit: 1000 us against 1.5 ms is a 50%
+// slowdown, 1 ms against 1000 us none.
+TEST(CompareCommand, BenchmarkTimesAreComparedInOneUnit) {
+  auto dir = testing::fresh_dir("compare_units");
+  auto results = [&](const std::string& name, double time, const std::string& unit) {
+    nlohmann::json list = nlohmann::json::array();
+    for (int i = 0; i < 8; ++i) list.push_back({{"name", "a"}, {"run_type", "iteration"}, {"real_time", time * (1 + 0.001 * i)}, {"time_unit", unit}});
+    const auto path = (dir / name).string();
+    write_file_atomically(path, nlohmann::json{{"context", nlohmann::json::object()}, {"benchmarks", list}}.dump());
+    return path;
+  };
+  auto r = testing::run_dyno("compare " + results("us.json", 1000, "us") + " " + results("ms.json", 1.5, "ms"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("+50."), std::string::npos) << r.output;
+  r = testing::run_dyno("compare " + results("ms1.json", 1, "ms") + " " + results("us1.json", 1000, "us"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = testing::run_dyno("compare " + results("ms1.json", 1, "ms") + " " + results("weeks.json", 1, "weeks"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("time_unit 'weeks'"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
 TEST(CompareCommand, VerdictsAndExitCodes) {
   auto dir = testing::fresh_dir("compare");
   auto base = baseline_file(dir, "base.json", {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8});
@@ -118,9 +140,15 @@ TEST(CompareCommand, WarnsWhenEnvironmentsDiffer) {
   auto dir = testing::fresh_dir("compare_env");
   auto base = baseline_file(dir, "base.json", {100, 101, 99, 100}, "baseline", "window_p90", {{"cores", 2}, {"device", "cpu"}});
   auto other = (dir / "other.json").string();
-  write_file_atomically(other, R"({"schema_version": "1.0", "kind": "baseline", "runs": [100, 101, 99, 100], "environment": {"cores": 16, "device": "cpu"}})");
+  write_file_atomically(other, R"({"schema_version": "1.0", "kind": "baseline", "figure": "window_p90", "runs": [100, 101, 99, 100], "environment": {"cores": 16, "device": "cpu"}})");
   auto r = testing::run_dyno("compare " + base + " " + other);
   EXPECT_NE(r.output.find("warning: environments differ: cores: 2 vs 16"), std::string::npos) << r.output;
+  // Per-run figures of two kinds (an older baseline's medians) measure different things: refused.
+  auto medians = (dir / "medians.json").string();
+  write_file_atomically(medians, R"({"schema_version": "1.0", "kind": "baseline", "runs": [100, 101, 99, 100], "environment": {"cores": 2, "device": "cpu"}})");
+  r = testing::run_dyno("compare " + base + " " + medians);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("of kind \"window_p90\" and '" + medians + "' of kind \"median\""), std::string::npos) << r.output;
   testing::remove_tree(dir);
 }
 
@@ -131,8 +159,12 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
   auto r = testing::run_dyno("check --baseline " + unreachable + " --runs 3 --out " + (dir / "result.json").string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("**FAIL**"), std::string::npos) << r.output;
-  const auto result = nlohmann::json::parse(read_file((dir / "result.json").string()));
+  auto result = nlohmann::json::parse(read_file((dir / "result.json").string()));
   EXPECT_EQ(result["verdict"], "FAIL");
+  // What compare and the history need to tell it from another machine's or another figure's.
+  EXPECT_EQ(result["figure"], "window_p90");
+  EXPECT_EQ(result["environment"]["device"], "cpu");
+  EXPECT_TRUE(result["environment"].contains("cpu_model")) << result["environment"].dump();
   // The re-run may look up to 5 times (3 runs, then 2 more at a time up to 11): each look's FAIL
   // needs a p below --alpha's share, so that alpha bounds the false alarms over all of them.
   EXPECT_EQ(result["looks"], 5);
@@ -146,8 +178,20 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
   EXPECT_NE(r.output.find("and a PASS a 99."), std::string::npos) << r.output;
   // A baseline every machine beats: pass.
   auto trivial = baseline_file(dir, "trivial.json", {1, 1.01, 0.99, 1, 1});
-  r = testing::run_dyno("check --baseline " + trivial + " --runs 3");
+  r = testing::run_dyno("check --baseline " + trivial + " --runs 3 --set threads=1");  // (a --set the baseline's config has)
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  // ... unless the candidate cannot train it: a crash fails the gate.
+  r = testing::run_dyno("check --baseline " + trivial + " --runs 3 --candidate-set inject_fault=crash --candidate-set inject_fault_at_step=5 --out " +
+                        (dir / "result.json").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("**FAIL**: the candidate measurement run 0 of "), std::string::npos) << r.output;
+  result = nlohmann::json::parse(read_file((dir / "result.json").string()));
+  EXPECT_EQ(result["verdict"], "FAIL");
+  EXPECT_NE(result["failure"].get<std::string>().find("signal 11"), std::string::npos) << result.dump();
+  // A --set the stored runs were not measured with would change the candidate only: refused.
+  r = testing::run_dyno("check --baseline " + trivial + " --runs 3 --set batch_size=4");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--set batch_size=4: the baseline's runs in '" + trivial + "' were measured with batch_size=64"), std::string::npos) << r.output;
   // A baseline too spread to judge: inconclusive even after the automatic re-run; --strict fails.
   auto spread = baseline_file(dir, "spread.json", {1, 1e12, 1, 1e12});
   r = testing::run_dyno("check --baseline " + spread + " --runs 3");
