@@ -88,6 +88,9 @@ double flops_of(const profiler::KinetoEvent& e, const std::string& name) {
   return 2.0 * 2.0 * outputs * per_output;
 }
 
+// An event's end (KinetoEvent::endNs is newer than LibTorch 2.4).
+uint64_t end_ns(const profiler::KinetoEvent& e) { return e.startNs() + e.durationNs(); }
+
 using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;
 
 // Sorted, disjoint intervals covering the same time.
@@ -172,16 +175,16 @@ Intervals summarise_host(const std::vector<profiler::KinetoEvent>& events, Profi
   std::set<uint64_t> training_threads;
   std::unordered_map<uint64_t, std::vector<Span>> by_thread;
   for (const auto& e : events) {
-    if (e.deviceType() != c10::DeviceType::CPU || e.endNs() <= e.startNs()) continue;
+    if (e.deviceType() != c10::DeviceType::CPU || end_ns(e) <= e.startNs()) continue;
     std::string name = e.name();
     // Gloo records its collectives as asynchronous events on its own threads.
-    if (is_collective(name)) collectives.emplace_back(e.startNs(), e.endNs());
+    if (is_collective(name)) collectives.emplace_back(e.startNs(), end_ns(e));
     if (e.isAsync()) continue;
     if (name == "dyno::step") {
-      steps.emplace_back(e.startNs(), e.endNs());
+      steps.emplace_back(e.startNs(), end_ns(e));
       training_threads.insert(e.startThreadId());
     }
-    by_thread[e.startThreadId()].push_back({e.startNs(), e.endNs(), &e, std::move(name)});
+    by_thread[e.startThreadId()].push_back({e.startNs(), end_ns(e), &e, std::move(name)});
   }
   auto in_a_step = [&steps](const Span& s) {
     for (const auto& [begin, end] : steps)
@@ -252,13 +255,13 @@ void summarise_device(const std::vector<profiler::KinetoEvent>& events, const In
            type == libkineto::ActivityType::GPU_MEMSET;
   };
   for (const auto& e : events) {
-    if (e.deviceType() != c10::DeviceType::CUDA || !device_work(e) || e.endNs() <= e.startNs() || !in_a_step(e.startNs(), e.endNs())) continue;
-    const double duration_s = static_cast<double>(e.endNs() - e.startNs()) * 1e-9;
+    if (e.deviceType() != c10::DeviceType::CUDA || !device_work(e) || end_ns(e) <= e.startNs() || !in_a_step(e.startNs(), end_ns(e))) continue;
+    const double duration_s = static_cast<double>(end_ns(e) - e.startNs()) * 1e-9;
     std::string name = e.name().substr(0, 160);
     if (is_gemm_kernel(name)) summary.gemm_device_s += duration_s;
-    if (name.find("nccl") != std::string::npos) collectives.emplace_back(e.startNs(), e.endNs());
-    else compute.emplace_back(e.startNs(), e.endNs());
-    intervals.emplace_back(e.startNs(), e.endNs());
+    if (name.find("nccl") != std::string::npos) collectives.emplace_back(e.startNs(), end_ns(e));
+    else compute.emplace_back(e.startNs(), end_ns(e));
+    intervals.emplace_back(e.startNs(), end_ns(e));
     add(table, name, duration_s, duration_s, 0.0, "");
   }
   std::sort(intervals.begin(), intervals.end());

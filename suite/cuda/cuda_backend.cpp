@@ -58,7 +58,7 @@ class CudaBackend : public DeviceBackend {
   void reset_peak_memory() override { c10::cuda::CUDACachingAllocator::resetPeakStats(index_); }
   int64_t peak_memory_bytes() override {
     auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index_);
-    return stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
+    return stats.allocated_bytes[0].peak;  // StatType::AGGREGATE, whose namespace moved after LibTorch 2.4
   }
   std::string peak_memory_kind() const override { return "cuda_allocator"; }
   std::string device_name() override { return at::cuda::getDeviceProperties(index_)->name; }

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
+#include <unordered_map>
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -77,6 +79,47 @@ int64_t env_int(const char* name, int64_t lo, int64_t hi) {
 }
 
 constexpr size_t kFirstBucketBytes = 1024 * 1024;  // as torch DDP's _DEFAULT_FIRST_BUCKET_BYTES
+
+// c10d's constructors changed between LibTorch releases; these pick, at compile time, the one the
+// LibTorch built against has (2.4 and later). The branch not taken is never instantiated.
+template <typename Group = c10d::ProcessGroup>
+c10::intrusive_ptr<Group> make_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                             typename Group::BackendType type, std::chrono::milliseconds timeout) {
+  if constexpr (std::is_constructible_v<Group, c10::intrusive_ptr<c10d::Store>, int, int>) {
+    auto group = c10::make_intrusive<Group>(store, rank, size);
+    group->setDefaultBackend(type);
+    return group;
+  } else {  // the default backend is the options' (LibTorch 2.4)
+    const std::string name = type == Group::BackendType::NCCL ? "nccl" : "gloo";
+    return c10::make_intrusive<Group>(store, rank, size, c10::make_intrusive<typename Group::Options>(name, timeout));
+  }
+}
+
+// A reducer of `parameters` in `buckets` (the initial assignment, whose size limits are `limits`)
+// that rebuilds its buckets after the first backward with a first one of kFirstBucketBytes, then
+// `cap` each, as torch's DistributedDataParallel builds it.
+template <typename R = c10d::Reducer>
+std::shared_ptr<R> make_reducer(const std::vector<at::Tensor>& parameters, const std::vector<std::vector<size_t>>& buckets,
+                                const std::vector<size_t>& limits, const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t cap,
+                                bool gradient_as_bucket_view) {
+  using Tensors = std::vector<at::Tensor>;
+  using Buckets = std::vector<std::vector<size_t>>;
+  using Group = c10::intrusive_ptr<c10d::ProcessGroup>;
+  using Names = std::unordered_map<size_t, std::string>;
+  const std::vector<bool> sparse(parameters.size(), false);
+  const auto first = static_cast<int64_t>(kFirstBucketBytes);
+  constexpr bool find_unused = false, skip_unused_all_reduce = false, python_reducer = false;
+  if constexpr (std::is_constructible_v<R, Tensors, Buckets, Group, std::vector<bool>, int64_t, bool, bool, Names, int64_t, bool, bool, std::vector<int64_t>>) {
+    // An empty list of per-bucket limits asks for the first and `cap` (a list is taken bucket by bucket).
+    return std::make_shared<R>(parameters, buckets, group, sparse, cap, find_unused, gradient_as_bucket_view, Names{}, first, skip_unused_all_reduce,
+                               python_reducer, std::vector<int64_t>{});
+  } else if constexpr (std::is_constructible_v<R, Tensors, Buckets, Group, std::vector<bool>, int64_t, bool, bool, Names, int64_t, bool, bool>) {
+    return std::make_shared<R>(parameters, buckets, group, sparse, cap, find_unused, gradient_as_bucket_view, Names{}, first, skip_unused_all_reduce,
+                               python_reducer);
+  } else {  // LibTorch 2.4
+    return std::make_shared<R>(parameters, buckets, limits, group, sparse, cap, find_unused, gradient_as_bucket_view, Names{}, first);
+  }
+}
 
 }  // namespace
 
@@ -168,11 +211,12 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
                                " s (WORLD_SIZE larger than the ranks started, or a rank died): " + error.what_without_backtrace());
   }
 
-  group_ = c10::make_intrusive<c10d::ProcessGroup>(store_, static_cast<int>(e.rank), static_cast<int>(e.world_size));
-  if (config.ddp.backend == "nccl") {
+  const bool nccl = config.ddp.backend == "nccl";
+  group_ = make_process_group(store_, static_cast<int>(e.rank), static_cast<int>(e.world_size),
+                              nccl ? c10d::ProcessGroup::BackendType::NCCL : c10d::ProcessGroup::BackendType::GLOO, timeout);
+  if (nccl) {
     auto backend = make_nccl_backend(store_, static_cast<int>(e.rank), static_cast<int>(e.world_size), timeout);
     group_->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::NCCL, backend);
-    group_->setDefaultBackend(c10d::ProcessGroup::BackendType::NCCL);
   } else {
     auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
     // Loopback jobs bind Gloo to loopback; others to GLOO_SOCKET_IFNAME's interface when it is set
@@ -194,7 +238,6 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
     auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, static_cast<int>(e.rank), static_cast<int>(e.world_size), gloo_options);
     group_->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, backend);
     if (device.is_cuda()) group_->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, backend);
-    group_->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
     if (config.ddp.backend == "shm") {
       if (!e.all_on_this_machine)
         throw UserError("ddp", "ddp.backend=shm needs every rank on this machine (LOCAL_WORLD_SIZE=WORLD_SIZE, or MASTER_ADDR on loopback; here " +
@@ -239,17 +282,12 @@ void DistributedContext::broadcast_buffers(torch::nn::Module& module) {
 void DistributedContext::attach_reducer(const std::vector<torch::Tensor>& parameters) {
   if (!config_.ddp.overlap) return;  // after_backward() reduces instead
   const auto cap = static_cast<size_t>(config_.ddp.bucket_cap_mb * 1024 * 1024);
-  auto buckets = std::get<0>(c10d::compute_bucket_assignment_by_size(parameters, {kFirstBucketBytes, cap}, std::vector<bool>(parameters.size(), false)));
+  auto [buckets, limits] = c10d::compute_bucket_assignment_by_size(parameters, {kFirstBucketBytes, cap}, std::vector<bool>(parameters.size(), false));
   // Reverse the buckets: gradients arrive roughly in reverse parameter order during backward.
   std::reverse(buckets.begin(), buckets.end());
-  // The rebuild after the first backward (before_forward) sizes the buckets as this assignment
-  // did, a first one of kFirstBucketBytes, then `cap` each: an empty list of limits asks for that,
-  // as torch's DistributedDataParallel passes it (a list would be taken bucket by bucket).
-  reducer_ = std::make_shared<c10d::Reducer>(parameters, buckets, group_, std::vector<bool>(parameters.size(), false),
-                                             static_cast<int64_t>(cap), /*find_unused_parameters=*/false, config_.ddp.gradient_as_bucket_view,
-                                             std::unordered_map<size_t, std::string>{}, static_cast<int64_t>(kFirstBucketBytes),
-                                             /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false,
-                                             /*bucket_bytes_cap_list=*/std::vector<int64_t>{});
+  std::reverse(limits.begin(), limits.end());
+  // The rebuild after the first backward (before_forward) sizes the buckets as this assignment did.
+  reducer_ = make_reducer(parameters, buckets, limits, group_, static_cast<int64_t>(cap), config_.ddp.gradient_as_bucket_view);
   if (shared_memory_) reducer_->register_comm_hook(shared_memory_->comm_hook());
   if (config_.ddp.comm_hook == "fp16") reducer_->register_comm_hook(std::make_unique<CompressCommHook>(group_, torch::kHalf));
   if (config_.ddp.comm_hook == "bf16") reducer_->register_comm_hook(std::make_unique<CompressCommHook>(group_, torch::kBFloat16));
