@@ -19,6 +19,7 @@ std::string StoppingCriteria::after_window(const std::vector<double>& windows) c
 }
 
 bool StoppingCriteria::reached(double metric) const {
+  if (parameters_.target <= 0) return false;  // no target
   return parameters_.higher_is_better ? metric >= parameters_.target : metric <= parameters_.target;
 }
 

@@ -38,6 +38,7 @@ class StoppingCriteria {
   std::string after_window(const std::vector<double>& windows) const;
   // Records the metric and returns "target_reached", "plateau" or "" to go on.
   std::string after_evaluation(double metric);
+  // Never with no target (0).
   bool reached(double metric) const;
 
  private:

@@ -25,6 +25,7 @@
 #include "dyno/suite/process_settings.h"
 #include "dyno/suite/step_profiler.h"
 #include "dyno/suite/training_state.h"
+#include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
 namespace {
@@ -53,6 +54,44 @@ torch::Tensor loss_of(const Workload& workload, const torch::Tensor& output, con
   if (workload.loss) return workload.loss(output, target);
   return torch::nn::functional::cross_entropy(output.reshape({-1, output.size(-1)}).to(torch::kFloat), target.reshape({-1}),
                                               torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(label_smoothing));
+}
+
+// Whether the workload's parts fit, tried before training on two examples of each split (a C++
+// workload is code dyno cannot read): the source counts items, the model's forward runs on them,
+// the loss reduces to one number, and for accuracy (and the default cross-entropy) the targets are
+// integer class ids below the outputs' last dimension. A misfit is the user's, named with its
+// shapes and exit 2, not an error deep in a step. (TorchScript models get a file-level check first.)
+void check_fit(SegmentedModel& model, const Workload& workload, const WorkloadData& data, const c10::Device& device) {
+  const std::string name = "'" + workload.name + "'";
+  const bool training = model->is_training();
+  model->eval();  // batch norm's running statistics and dropout's draws stay untouched
+  torch::NoGradGuard no_grad;
+  for (const auto& [split, source] : {std::pair<const char*, const ExampleSource*>{"training", data.train.get()}, {"evaluation", data.eval.get()}}) {
+    if (source->size() == 0) continue;
+    const Batch batch = in_workload_code(name + ": the " + std::string(split) + " source's make_batch",
+                                         [&] { return source->make_batch(std::vector<int64_t>{0, std::min<int64_t>(1, source->size() - 1)}); });
+    const std::string where = name + ": its " + split + " examples (inputs " + shape_text(batch.input) + ", targets " + shape_text(batch.target) + ")";
+    if (batch.items <= 0)
+      throw UserError("workload", name + ": the " + std::string(split) + " source's batches count " + std::to_string(batch.items) +
+                                      " items; set Batch::items to what throughput counts (the examples, or tokens, a batch holds)");
+    const torch::Tensor target = batch.target.to(device);
+    const torch::Tensor output = in_workload_code(where + ": the model's forward on two of them", [&] { return model->forward(batch.input.to(device)); });
+    if (workload.metric_name == "accuracy" || !workload.loss) {
+      const int64_t classes = output.dim() > 0 ? output.size(-1) : 1;
+      if (batch.target.is_floating_point())
+        throw UserError("workload", where + ": the targets are floating point; " +
+                                        (workload.loss ? "metric accuracy compares the output's argmax with integer class ids (use metric_name val_loss for regression)"
+                                                       : "the default cross-entropy needs integer class ids from 0 to " + std::to_string(classes - 1)));
+      const int64_t low = target.min().item<int64_t>(), high = target.max().item<int64_t>();
+      if (low < 0 || high >= classes)
+        throw UserError("workload", where + ": class ids range from " + std::to_string(low) + " to " + std::to_string(high) + "; the model's " +
+                                        std::to_string(classes) + " outputs take 0.." + std::to_string(classes - 1));
+    }
+    const torch::Tensor loss = in_workload_code(where + ": the loss", [&] { return loss_of(workload, output, target, 0.0); });
+    if (loss.numel() != 1)
+      throw UserError("workload", where + ": the loss has shape " + shape_text(loss) + "; it must reduce to one number (a mean over the batch)");
+  }
+  model->train(training);
 }
 
 torch::Tensor to_device(const torch::Tensor& t, const c10::Device& device, bool non_blocking, bool channels_last) {
@@ -175,21 +214,24 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
   report_.summary.target = config_.target > 0 ? config_.target : workload_.target;
   report_.summary.throughput_unit = workload_.throughput_unit;
 
-  data_ = workload_.load_data(config_.size);
+  data_ = in_workload_code("'" + workload_.name + "': load_data(\"" + config_.size + "\")", [&] { return workload_.load_data(config_.size); });
   if (!data_.train || !data_.eval || data_.train->size() == 0)
     throw UserError("workload", "'" + workload_.name + "': load_data(\"" + config_.size + "\") returned " +
                                     (!data_.train ? "no training source" : !data_.eval ? "no evaluation source" : "an empty training set") +
                                     "; a WorkloadData holds both, train with examples");
-  model_ = workload_.build_model();
+  model_ = in_workload_code("'" + workload_.name + "': build_model()", workload_.build_model);
   if (config_.checkpointing && model_->segments().size() < 2 && (!distributed_ || distributed_->rank() == 0))
     std::fprintf(stderr, "[train] warning: checkpointing=true changes nothing here: the model is one segment (for a TorchScript model, its "
                          "forward is not a chain of its children)\n");
   model_->to(device_);
+  check_fit(model_, workload_, data_, device_);
   if (distributed_) distributed_->broadcast_module(*model_);
   if (config_.channels_last)
     for (auto& p : model_->parameters())
       if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
   parameters_ = trainable_parameters(*model_);
+  if (parameters_.empty())
+    throw UserError("workload", "'" + workload_.name + "': the model has no trainable parameters (every one frozen, or none): nothing to train");
   if (distributed_) distributed_->attach_reducer(parameters_);
   const Recipe& recipe = workload_.recipe;
   optimizer_.emplace(parameters_, OptimizerSettings{config_.optimizer, config_.optimizer_impl, config_.lr, recipe.momentum, recipe.weight_decay});

@@ -8,6 +8,7 @@
 #include "dyno/reports/run_config.h"
 #include "dyno/reports/user_error.h"
 #include "dyno/workloads/scripted_module.h"
+#include "dyno/workloads/workload_registry.h"
 #include "dyno/workloads/tensor_source.h"
 
 namespace dyno {
@@ -57,30 +58,13 @@ struct ScriptedData {
   }
 };
 
-std::string shape_of(const torch::Tensor& t) {
-  std::string text = "[";
-  for (int64_t d = 0; d < t.dim(); ++d) text += (d ? ", " : "") + std::to_string(t.size(d));
-  return text + "]";
-}
-
-// An error of LibTorch's in one line: a c10::Error's first; a script's (TorchScript's traceback,
-// the error itself last) its last non-empty one.
-std::string in_one_line(const std::exception& e) {
-  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
-    const std::string what = c10_error->what_without_backtrace();
-    return what.substr(0, what.find('\n'));
-  }
-  std::string what = e.what();
-  while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) what.pop_back();
-  return what.substr(what.rfind('\n') + 1);
-}
 
 // Whether `file`'s examples fit the model and the loss, tried on its first two examples before
 // training: the model's forward on its inputs, and its targets against the outputs (cross-entropy:
 // integer class ids below the outputs' last dimension, one per output row; mse: as many values as
 // an output). A misfit is the user's data, named with its shapes, not an error deep in a step.
 void check_fit(SegmentedModel& model, const TensorSource& source, const std::string& file, const std::string& model_file, bool mse) {
-  const std::string where = "'" + file + "' (inputs " + shape_of(source.inputs()) + ", targets " + shape_of(source.targets()) + ")";
+  const std::string where = "'" + file + "' (inputs " + shape_text(source.inputs()) + ", targets " + shape_text(source.targets()) + ")";
   torch::Tensor output;
   // In eval mode: batch norm's running statistics and dropout's random draws stay untouched.
   const bool training = model->is_training();
@@ -89,7 +73,7 @@ void check_fit(SegmentedModel& model, const TensorSource& source, const std::str
     torch::NoGradGuard no_grad;
     output = model->forward(source.make_batch(std::vector<int64_t>{0, std::min<int64_t>(1, source.size() - 1)}).input);
   } catch (const std::exception& e) {
-    throw UserError("data", where + " does not fit the model '" + model_file + "': its forward on two examples failed: " + in_one_line(e));
+    throw UserError("data", where + " does not fit the model '" + model_file + "': its forward on two examples failed: " + exception_text(e));
   }
   model->train(training);
   if (output.dim() == 0)
@@ -100,7 +84,7 @@ void check_fit(SegmentedModel& model, const TensorSource& source, const std::str
   if (mse) {
     if (targets_per_example != outputs_per_example)
       throw UserError("data", where + ": --loss mse compares each example's " + std::to_string(outputs_per_example) + " outputs (shape " +
-                                  shape_of(output) + " for two) with as many target values; the targets have " +
+                                  shape_text(output) + " for two) with as many target values; the targets have " +
                                   std::to_string(targets_per_example));
     return;
   }

@@ -43,7 +43,7 @@ struct Workload {
   // or "val_loss" (the loss over the evaluation data, lower is better).
   std::string metric_name = "accuracy";
   bool higher_is_better = true;
-  double target = 0;
+  double target = 0;  // the metric a converged run reaches (accuracy 0.9; a loss); 0: none, never reached
   std::string target_note;  // where the target comes from
   std::string throughput_unit = "samples";
   bool convolutional = false;  // channels_last applies

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dyno/reports/user_error.h"
 #include "dyno/workloads/workload.h"
 
 namespace dyno {
@@ -20,7 +21,8 @@ using WorkloadFactory = std::function<Workload()>;
 bool register_workload(WorkloadFactory factory, const char* source_file) noexcept;
 
 // Throws UserError, naming `source_file`, for a workload no binary may register: no name, the
-// reserved name, no model or data, or a metric the engine does not evaluate (or the wrong way up).
+// reserved name, no model or data, a metric the engine does not evaluate (or the wrong way up), a
+// target out of the metric's range, or a recipe field out of range.
 void check_registrable(const Workload& workload, const std::string& source_file);
 
 // The registered workloads in name order. Throws UserError naming both source files of a
@@ -28,11 +30,32 @@ void check_registrable(const Workload& workload, const std::string& source_file)
 const std::vector<Workload>& all_workloads();
 
 // The workload a command runs when none is named: fashion-mlp where it is registered, else the
-// binary's only workload (a user's DYNO_WORKLOAD), else fashion-mlp (refused, naming the known ones).
+// binary's only workload (a user's DYNO_WORKLOAD), else "" (refused, naming the known ones).
 std::string default_workload();
 
 // A registered workload; throws UserError listing the known names.
 const Workload& workload_or_throw(const std::string& name);
+
+// A tensor's shape as text: "[64, 784]".
+std::string shape_text(const torch::Tensor& tensor);
+
+// An exception's message in one line: a c10::Error's first line (no backtrace), another's last
+// non-empty one (a TorchScript traceback ends with the error).
+std::string exception_text(const std::exception& e);
+
+// Runs a workload's own code (its factory, load_data, build_model), named by `what` ("'my-model':
+// load_data(\"tiny\")"): what it throws other than a UserError becomes one naming the call (exit
+// 2), not an internal error of dyno's.
+template <typename Call>
+auto in_workload_code(const std::string& what, Call&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw UserError("workload", what + " threw: " + exception_text(e));
+  }
+}
 
 // The workload a config runs: the registered one it names, or for workload=torchscript the model
 // in model_file trained on data_file (loaded to check it). Throws UserError for either.

@@ -88,7 +88,10 @@ void print_summary(const RunReport& r, const std::string& path) {
                 static_cast<long long>(s.steps));
   else
     std::printf("%-17s %.1f (spread %.1f%%)\n", (s.throughput_unit + "/s").c_str(), s.samples_per_second, 100 * s.samples_per_second_spread);
-  std::printf("%-17s %.4f (target %.4f, %s)\n", s.metric_name.c_str(), s.final_metric, s.target, s.target_reached ? "reached" : "not reached");
+  if (s.target > 0)
+    std::printf("%-17s %.4f (target %.4f, %s)\n", s.metric_name.c_str(), s.final_metric, s.target, s.target_reached ? "reached" : "not reached");
+  else
+    std::printf("%-17s %.4f (no target: the workload sets none; --set target=VALUE)\n", s.metric_name.c_str(), s.final_metric);
   if (s.time_to_target_s) std::printf("time to target    %.1f s\n", *s.time_to_target_s);
   else std::printf("time to target    null\n");
   std::printf("steps             %lld (%.2f epochs, stop: %s)\n", static_cast<long long>(s.steps), s.epochs, s.stop_reason.c_str());

@@ -441,7 +441,7 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   }
   if (!workload.convolutional) t.space.remove_axis("channels_last");
   // Checkpointing recomputes every segment but the last: a model of one segment has nothing to recompute.
-  if (t.space.find("checkpointing") && workload.build_model()->segments().size() < 2) {
+  if (t.space.find("checkpointing") && in_workload_code("'" + workload.name + "': build_model()", workload.build_model)->segments().size() < 2) {
     t.space.remove_axis("checkpointing");
     std::fprintf(stderr, "[tune] checkpointing is not searched: the model is one segment, where it changes nothing\n");
   }
@@ -472,13 +472,14 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   t.metric = workload.metric_name;
   t.target = base.target > 0 ? base.target : workload.target;
   // A TorchScript model's target is a placeholder (perfect accuracy, zero loss): a run to it trains
-  // every epoch and shows nothing.
-  if (workload.name == kTorchScriptWorkload && base.target <= 0) {
+  // every epoch and shows nothing. A workload without one (0) is never reached.
+  if ((workload.name == kTorchScriptWorkload || workload.target <= 0) && base.target <= 0) {
+    const std::string which = workload.name == kTorchScriptWorkload ? "a --model" : "'" + workload.name + "' (its Workload::target is 0)";
     if (to_target)
-      throw UserError("tune", "--objective time-to-target on a --model needs a reachable target: --set target=0.9 (for " + workload.metric_name + ")");
+      throw UserError("tune", "--objective time-to-target on " + which + " needs a reachable target: --set target=0.9 (for " + workload.metric_name + ")");
     t.target_reachable = false;
     if (!args.no_verify)
-      std::fprintf(stderr, "[tune] no verification: a --model has no target of its own to train to; give --set target=... to verify the pick\n");
+      std::fprintf(stderr, "[tune] no verification: %s has no target of its own to train to; give --set target=... to verify the pick\n", which.c_str());
   }
   return t;
 }

@@ -31,6 +31,30 @@ TEST(Workload, AMetricTheEngineDoesNotEvaluateOrTheWrongWayUpIsRefused) {
   check_registrable(w, "mine.cpp");
 }
 
+// A target out of the metric's range, or a recipe field no run can train with, is refused when the
+// binary starts, naming the field; 0 is a workload without a target.
+TEST(Workload, ATargetOrRecipeOutOfRangeIsRefused) {
+  Workload w = workload_or_throw("fashion-mlp");
+  w.target = 0;
+  check_registrable(w, "mine.cpp");
+  w.target = 90;  // a percentage
+  EXPECT_EQ(testing::error_of([&] { check_registrable(w, "mine.cpp"); }),
+            "[workload] 'fashion-mlp' (in mine.cpp): target 90.0 is not an accuracy in (0, 1], nor 0 (no target)");
+  w = workload_or_throw("fashion-mlp");
+  w.recipe.optimizer = "adam";
+  EXPECT_EQ(testing::error_of([&] { check_registrable(w, "mine.cpp"); }),
+            "[workload] 'fashion-mlp' (in mine.cpp): recipe.optimizer is \"adam\"; give sgd or adamw");
+  w = workload_or_throw("fashion-mlp");
+  w.recipe.epochs = 0;
+  EXPECT_EQ(testing::error_of([&] { check_registrable(w, "mine.cpp"); }), "[workload] 'fashion-mlp' (in mine.cpp): recipe.epochs is 0; give 1 or more");
+  w = workload_or_throw("fashion-mlp");
+  w.recipe.reference_batch_size = 0;  // lr_scaling would divide by it
+  EXPECT_NE(testing::error_of([&] { check_registrable(w, "mine.cpp"); }).find("recipe.reference_batch_size is 0"), std::string::npos);
+  w = workload_or_throw("fashion-mlp");
+  w.recipe.lr = 0;
+  EXPECT_NE(testing::error_of([&] { check_registrable(w, "mine.cpp"); }).find("recipe.lr is 0.0; give a positive learning rate"), std::string::npos);
+}
+
 TEST(Workload, TheDefaultWorkloadIsFashionMlpWhereItIsRegistered) { EXPECT_EQ(default_workload(), "fashion-mlp"); }
 
 TEST(Workload, EachModelMapsABatchToClassScores) {
