@@ -1,6 +1,7 @@
 #include "dyno/reports/comparison.h"
 
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -123,6 +124,15 @@ std::string verdict(const ShiftEstimate& s, const CompareOptions& o) {
   if (s.p_value < o.alpha && s.regression >= o.threshold) return "FAIL";
   if (s.regression_high < o.threshold && !s.short_of_confidence) return "PASS";
   return "INCONCLUSIVE";
+}
+
+std::vector<bool> holm_rejections(const std::vector<double>& p_values, double alpha) {
+  std::vector<size_t> order(p_values.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p_values[a] < p_values[b]; });
+  std::vector<bool> rejected(p_values.size(), false);
+  for (size_t k = 0; k < order.size() && p_values[order[k]] < alpha / static_cast<double>(order.size() - k); ++k) rejected[order[k]] = true;
+  return rejected;
 }
 
 double sequential_look_alpha(double alpha, const std::vector<int>& looks) {

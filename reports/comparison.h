@@ -44,6 +44,11 @@ ShiftEstimate estimate_paired_shift(const std::vector<double>& baseline, const s
 
 std::string verdict(const ShiftEstimate& shift, const CompareOptions& options);  // PASS | FAIL | INCONCLUSIVE
 
+// Holm's step-down test over several metrics' one-sided p-values: which hypotheses of no change
+// are rejected while keeping the chance of any false rejection among them at `alpha` (the
+// smallest p against alpha/m, the next against alpha/(m-1), ..., stopping at the first kept).
+std::vector<bool> holm_rejections(const std::vector<double>& p_values, double alpha);
+
 // The significance level each look of a sequential test uses so that, with no change, the chance
 // of a rejection at any of the looks is `alpha` (Pocock's constant boundary): a re-run that tests
 // again after every block would otherwise reject more often than alpha over all its looks.

@@ -119,10 +119,19 @@ int run_compare(const CompareArgs& a) {
   }
   if (rows.empty() && !errored)
     throw UserError("compare", "'" + a.baseline + "' and '" + a.candidate + "' share no metric (" + base.kind + " vs " + cand.kind + ")");
+  // Several metrics (a benchmark file's) are several tests: a FAIL needs Holm's level among them.
+  std::vector<double> p_values;
+  for (const auto& row : rows) p_values.push_back(row.shift.p_value);
+  const std::vector<bool> rejected = holm_rejections(p_values, o.alpha);
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].verdict == "FAIL" && !rejected[i]) rows[i].verdict = "INCONCLUSIVE";
   const auto warnings = environment_differences(base.environment, cand.environment);
   for (const auto& w : warnings) std::cerr << "dyno compare: warning: environments differ: " << w << "\n";
   std::string md = markdown(rows, o, warnings, "dyno compare: " + a.candidate + " against " + a.baseline);
   for (const auto& line : absent) md += "\n> " + line + "\n";
+  if (rows.size() > 1)
+    md += "\n> " + std::to_string(rows.size()) + " metrics: a FAIL needs Holm's step-down level among them (the smallest p below alpha/" +
+          std::to_string(rows.size()) + "), so that --alpha bounds the chance of any false FAIL\n";
   if (base.kind == "run" || cand.kind == "run")
     md += "\n> a run report's figures are the windows of one process: they show the noise within it, not the larger noise between "
           "processes, so the verdict says whether these two runs differ, not whether what they ran does; `dyno check` repeats each "

@@ -146,6 +146,17 @@ TEST(Comparison, MoreLooksTestEachAtALowerLevelButAboveBonferroni) {
   EXPECT_GT(thirteen_looks, 0.01 / 13);
 }
 
+// Holm's step-down over three metrics at 0.01: the smallest p against 0.0033, the next 0.005, the
+// last 0.01, stopping at the first that is kept.
+TEST(Comparison, HolmRejectsStepByStepAndStopsAtTheFirstKept) {
+  using Rejections = std::vector<bool>;
+  EXPECT_EQ(holm_rejections({0.004, 0.008, 0.2}, 0.01), (Rejections{false, false, false}));  // each below 0.01 alone
+  EXPECT_EQ(holm_rejections({0.004, 0.001, 0.2}, 0.01), (Rejections{true, true, false}));
+  EXPECT_EQ(holm_rejections({0.009, 0.001, 0.004}, 0.01), (Rejections{true, true, true}));
+  EXPECT_EQ(holm_rejections({0.005}, 0.01), (Rejections{true}));  // one metric: its own level
+  EXPECT_EQ(holm_rejections({}, 0.01), Rejections{});
+}
+
 TEST(Comparison, SequentialLevelRejectsLooksThatAreNotIncreasing) {
   EXPECT_THROW(sequential_look_alpha(0.01, {}), std::invalid_argument);
   EXPECT_THROW(sequential_look_alpha(0.01, {12, 12}), std::invalid_argument);
