@@ -35,7 +35,9 @@ JsonFields::JsonFields(const nlohmann::json& object, std::string area, std::stri
 }
 
 void JsonFields::fail(const char* key, const std::string& expected) const {
-  throw UserError(area_, where_ + ": field '" + key + "' is " + shown(object_[key]) + "; expected " + expected);
+  // (operator[] of a const object is undefined for a missing key.)
+  const auto found = object_.find(key);
+  throw UserError(area_, where_ + ": field '" + key + "' is " + (found == object_.end() ? std::string("missing") : shown(*found)) + "; expected " + expected);
 }
 
 std::string JsonFields::text(const char* key, const std::string& fallback) const {

@@ -113,8 +113,9 @@ HistoryEntry history_entry_from_check(const nlohmann::json& check, const std::st
   e.high = ci.high;
   e.verdict = c.text("verdict");
   if (c.has("regression") && check["regression"].is_number()) {
-    for (const char* bound : {"regression_low", "regression_high"})
-      if (!c.has(bound)) c.fail(bound, "the regression's interval bound, beside \"regression\"");
+    for (const std::string bound : {"regression_low", "regression_high"})
+      if (!c.has(bound.c_str()))
+        throw UserError("history", "the check result has \"regression\" without \"" + bound + "\", its interval's bound; is it the output of dyno check --out?");
     e.regression = {{"estimate", check["regression"]}, {"low", c.number("regression_low")}, {"high", c.number("regression_high")}};
   }
   return e;

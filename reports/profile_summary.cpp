@@ -61,6 +61,7 @@ nlohmann::json to_json(const ProfileSummary& p) {
           {"op_calls", p.op_calls},
           {"gemm_s", p.gemm_s},
           {"gemm_flops", p.gemm_flops},
+          {"convolution_flops", p.convolution_flops},
           {"communication_s", p.communication_s},
           {"device_busy_s", p.device_busy_s},
           {"gemm_device_s", p.gemm_device_s},
@@ -81,6 +82,7 @@ ProfileSummary profile_from_json(const nlohmann::json& json, const std::string& 
   p.gemm_s = j.number("gemm_s");
   p.data_wait_s = j.number("data_wait_s");
   p.gemm_flops = j.number("gemm_flops");
+  p.convolution_flops = j.number("convolution_flops");
   p.communication_s = j.number("communication_s");
   p.device_busy_s = j.number("device_busy_s");
   p.gemm_device_s = j.number("gemm_device_s");

@@ -32,6 +32,7 @@ struct ProfileSummary {
   int64_t op_calls = 0;      // those ops' calls (each one's nested dispatches are in its measured call cost)
   double gemm_s = 0;         // inclusive time of the outermost matrix-multiply and convolution ops
   double gemm_flops = 0;     // their floating-point operations
+  double convolution_flops = 0;  // of those, the convolutions' (which cuDNN runs in TF32 at fp32 numerics)
   double communication_s = 0;  // a collective in flight while the training thread is in no op (CUDA:
                                // NCCL kernels no compute kernel overlaps): communication not hidden
   double device_busy_s = 0;    // union of the device kernels' intervals; 0 on the CPU

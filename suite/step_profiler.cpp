@@ -218,7 +218,9 @@ Intervals summarise_host(const std::vector<profiler::KinetoEvent>& events, Profi
       }
       if (counted && gemm && !(parent && parent->in_gemm)) {
         summary.gemm_s += duration_s;
-        summary.gemm_flops += flops_of(*s.event, s.name);
+        const double flops = flops_of(*s.event, s.name);
+        summary.gemm_flops += flops;
+        if (s.name.rfind("aten::conv", 0) == 0) summary.convolution_flops += flops;
       }
       stack.push_back({i, (parent && parent->in_op) || op, (parent && parent->in_gemm) || gemm, (parent && parent->in_collective) || collective});
     }

@@ -58,9 +58,11 @@ torch::Tensor loss_of(const Workload& workload, const torch::Tensor& output, con
 
 // Whether the workload's parts fit, tried before training on two examples of each split (a C++
 // workload is code dyno cannot read): the source counts items, the model's forward runs on them,
-// the loss reduces to one number, and for accuracy (and the default cross-entropy) the targets are
-// integer class ids below the outputs' last dimension. A misfit is the user's, named with its
-// shapes and exit 2, not an error deep in a step. (TorchScript models get a file-level check first.)
+// the loss reduces to one number, and the targets are integer class ids below the outputs' last
+// dimension where something reads them so: the default cross-entropy (both splits; -100, its
+// ignore_index, allowed) and the accuracy metric (the evaluation split: a loss of the workload's
+// own may train on soft targets). A misfit is the user's, named with its shapes and exit 2, not an
+// error deep in a step. (TorchScript models get a file-level check first.)
 void check_fit(SegmentedModel& model, const Workload& workload, const WorkloadData& data, const c10::Device& device) {
   const std::string name = "'" + workload.name + "'";
   const bool training = model->is_training();
@@ -76,13 +78,15 @@ void check_fit(SegmentedModel& model, const Workload& workload, const WorkloadDa
                                       " items; set Batch::items to what throughput counts (the examples, or tokens, a batch holds)");
     const torch::Tensor target = batch.target.to(device);
     const torch::Tensor output = in_workload_code(where + ": the model's forward on two of them", [&] { return model->forward(batch.input.to(device)); });
-    if (workload.metric_name == "accuracy" || !workload.loss) {
+    if (!workload.loss || (workload.metric_name == "accuracy" && std::string(split) == "evaluation")) {
       const int64_t classes = output.dim() > 0 ? output.size(-1) : 1;
       if (batch.target.is_floating_point())
         throw UserError("workload", where + ": the targets are floating point; " +
                                         (workload.loss ? "metric accuracy compares the output's argmax with integer class ids (use metric_name val_loss for regression)"
                                                        : "the default cross-entropy needs integer class ids from 0 to " + std::to_string(classes - 1)));
-      const int64_t low = target.min().item<int64_t>(), high = target.max().item<int64_t>();
+      const torch::Tensor ids = workload.loss ? target : target.masked_select(target.ne(-100));  // cross-entropy's ignore_index
+      if (ids.numel() == 0) continue;
+      const int64_t low = ids.min().item<int64_t>(), high = ids.max().item<int64_t>();
       if (low < 0 || high >= classes)
         throw UserError("workload", where + ": class ids range from " + std::to_string(low) + " to " + std::to_string(high) + "; the model's " +
                                         std::to_string(classes) + " outputs take 0.." + std::to_string(classes - 1));
@@ -600,10 +604,7 @@ void TrainingRun::summarise() {
     }
   }
   if (profile_) {  // after every timed figure: the calibration takes about a second
-    double convolution_flops = 0;
-    for (const auto& row : profile_->ops)
-      if (row.name.rfind("aten::conv", 0) == 0) convolution_flops += row.flops;
-    const MachinePeak peak = measure_machine_peak(*backend_, config_, convolution_flops > 0.5 * profile_->gemm_flops);
+    const MachinePeak peak = measure_machine_peak(*backend_, config_, profile_->convolution_flops > 0.5 * profile_->gemm_flops);
     profile_->peak_precision = peak.precision;
     profile_->peak_flops_per_s = peak.gemm_flops_per_s;
     profile_->op_call_s = peak.op_call_s;

@@ -9,15 +9,10 @@
 #include <torch/torch.h>
 
 #include "dyno/reports/user_error.h"
+#include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
 namespace {
-
-std::string shape_text(const torch::Tensor& t) {
-  std::ostringstream out;
-  out << t.sizes();
-  return out.str();
-}
 
 torch::Tensor normalised(torch::Tensor t, const std::string& origin, const std::string& name) {
   if (t.is_floating_point()) return t.to(torch::kFloat).contiguous();

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <c10/util/Exception.h>
+
 #include "dyno/reports/user_error.h"
 #include "dyno/workloads/workload.h"
 
@@ -45,13 +47,15 @@ std::string exception_text(const std::exception& e);
 
 // Runs a workload's own code (its factory, load_data, build_model), named by `what` ("'my-model':
 // load_data(\"tiny\")"): what it throws other than a UserError becomes one naming the call (exit
-// 2), not an internal error of dyno's.
+// 2), not an internal error of dyno's. Running out of memory stays what it is: the run's outcome.
 template <typename Call>
 auto in_workload_code(const std::string& what, Call&& call) -> decltype(call()) {
   try {
     return call();
   } catch (const UserError&) {
     throw;
+  } catch (const c10::OutOfMemoryError&) {
+    throw;  // a run's outcome (oom), not a mistake in the workload
   } catch (const std::exception& e) {
     throw UserError("workload", what + " threw: " + exception_text(e));
   }

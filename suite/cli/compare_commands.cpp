@@ -13,6 +13,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <numeric>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -129,9 +130,28 @@ int run_compare(const CompareArgs& a) {
   for (const auto& w : warnings) std::cerr << "dyno compare: warning: environments differ: " << w << "\n";
   std::string md = markdown(rows, o, warnings, "dyno compare: " + a.candidate + " against " + a.baseline);
   for (const auto& line : absent) md += "\n> " + line + "\n";
-  if (rows.size() > 1)
+  if (rows.size() > 1) {
     md += "\n> " + std::to_string(rows.size()) + " metrics: a FAIL needs Holm's step-down level among them (the smallest p below alpha/" +
           std::to_string(rows.size()) + "), so that --alpha bounds the chance of any false FAIL\n";
+    // The smallest p the fewest repetitions can give (every candidate figure worse than every
+    // baseline one): above alpha/m, no metric can FAIL, and the summary says so.
+    size_t fewest = SIZE_MAX;
+    const MetricVerdict* thinnest = nullptr;
+    for (const auto& row : rows)
+      if (static_cast<size_t>(row.shift.baseline_count + row.shift.candidate_count) < fewest)
+        fewest = static_cast<size_t>(row.shift.baseline_count + row.shift.candidate_count), thinnest = &row;
+    std::vector<double> low(static_cast<size_t>(thinnest->shift.baseline_count)), high(static_cast<size_t>(thinnest->shift.candidate_count));
+    std::iota(low.begin(), low.end(), 1.0);
+    std::iota(high.begin(), high.end(), 1000.0);
+    const double smallest_p = estimate_shift(high, low, true, o.confidence).p_value;
+    if (smallest_p >= o.alpha / static_cast<double>(rows.size())) {
+      const std::string why = std::to_string(thinnest->shift.baseline_count) + " and " + std::to_string(thinnest->shift.candidate_count) +
+                              " repetitions can give p no smaller than " + format_fixed(smallest_p, 5) + ", above alpha/" + std::to_string(rows.size()) +
+                              ": no metric can FAIL here; give more repetitions";
+      md += "\n> " + why + "\n";
+      std::cerr << "dyno compare: warning: " << why << "\n";
+    }
+  }
   if (base.kind == "run" || cand.kind == "run")
     md += "\n> a run report's figures are the windows of one process: they show the noise within it, not the larger noise between "
           "processes, so the verdict says whether these two runs differ, not whether what they ran does; `dyno check` repeats each "
@@ -305,6 +325,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     RunConfig c;
     c.workload = a.workload.empty() ? default_workload() : a.workload;
     for (const auto& s : a.settings) apply_setting(c, s);
+    workload_for(c);  // an unknown or unnamed workload is refused before any run
     const nlohmann::json config = to_json(c);
     nlohmann::json runs = nlohmann::json::array();
     for (int i = 0; i < a.runs; ++i) runs.push_back(measure_once(self, config, work, i));
@@ -381,7 +402,13 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     const int base_index = index++, cand_index = index++;
     auto base = std::async(std::launch::async,
                            [&] { return measure_once(a.against, base_config, work, base_index, swap ? pairing.second : pairing.first); });
-    const double c = measure_once(self, cand_config, work, cand_index, swap ? pairing.first : pairing.second, true);
+    double c = 0;
+    try {
+      c = measure_once(self, cand_config, work, cand_index, swap ? pairing.first : pairing.second, true);
+    } catch (const CandidateFailed&) {
+      base.get();  // both failed: the base's error (exit 2), not a FAIL of the candidate
+      throw;
+    }
     base_runs.push_back(base.get());
     cand_runs.push_back(c);
   };

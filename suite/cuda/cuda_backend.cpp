@@ -9,7 +9,9 @@
 #include <torch/cuda.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <optional>
 
 #include "dyno/reports/run_config.h"
 #include "dyno/reports/user_error.h"
@@ -79,12 +81,18 @@ class CudaBackend : public DeviceBackend {
     context.setAllowTF32CuDNN(true);
   }
   std::unique_ptr<PhaseClock> make_phase_clock() override { return std::make_unique<CudaPhaseClock>(); }
-  // In a device-bound steady state the host's step time is the device's period, which holds the
-  // last step's own spin: that part is taken out, so that the spin is `fraction` of the step's work.
+  // In a device-bound steady state the loop's period (from one call to the next: the host's step
+  // and its busy-wait, waiting on a full queue) is the device's, which holds the last step's own
+  // spin: that part is taken out, so that the spin is `fraction` of the step's own device work. The
+  // period is capped at the step and its busy-wait, so that a pause between steps (an evaluation,
+  // a save) is not taken for work.
   void slow_down(double step_s, double fraction) override {
     busy_wait(step_s * fraction);
     if (cycles_per_s_ == 0) cycles_per_s_ = measure_spin_rate();
-    spun_s_ = fraction * std::max(0.0, step_s - spun_s_);
+    const auto now = std::chrono::steady_clock::now();
+    const double period_s = last_call_ ? std::min(std::chrono::duration<double>(now - *last_call_).count(), (1 + fraction) * step_s) : step_s;
+    last_call_ = now;
+    spun_s_ = fraction * std::max(0.0, period_s - spun_s_);
     at::cuda::sleep(static_cast<int64_t>(spun_s_ * cycles_per_s_));
   }
 
@@ -103,6 +111,7 @@ class CudaBackend : public DeviceBackend {
   c10::DeviceIndex index_;
   double cycles_per_s_ = 0;
   double spun_s_ = 0;  // the last step's spin on the device
+  std::optional<std::chrono::steady_clock::time_point> last_call_;
 };
 
 void require_cuda() {

@@ -193,7 +193,7 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   const std::string on_host = "dyno/ranks_on/" + std::string(host);
-  if (env_.local_world_size == 0) store_->add(on_host, 1);
+  store_->add(on_host, 1);  // every rank, whether or not it knows LOCAL_WORLD_SIZE
   const std::string mine = std::to_string(e.world_size);
   store_->set("dyno/world_size_of/" + std::to_string(e.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
   try {

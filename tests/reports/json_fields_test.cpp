@@ -13,6 +13,13 @@ using testing::error_of;
 
 const nlohmann::json kObject = nlohmann::json::parse(R"({"name": "a", "n": 3, "x": 2.5, "on": true, "list": [1, null], "nested": {"k": 1}, "gone": null})");
 
+// A required field that is absent is said to be missing (a const object has no entry to show).
+TEST(JsonFields, FailingOnAMissingFieldSaysItIsMissing) {
+  const nlohmann::json object = {{"a", 1}};
+  const JsonFields fields(object, "x", "'f.json'");
+  EXPECT_EQ(testing::error_of([&] { fields.fail("b", "a number"); }), "[x] 'f.json': field 'b' is missing; expected a number");
+}
+
 TEST(JsonFields, ReadsTypedFieldsWithFallbacksForAbsentAndNull) {
   const JsonFields f(kObject, "report", "'r.json'");
   EXPECT_EQ(f.text("name"), "a");

@@ -33,6 +33,7 @@ TEST(ProfileSummary, RoundTripsThroughJson) {
   p.op_calls = 900;
   p.gemm_s = 0.03;
   p.gemm_flops = 3e8;
+  p.convolution_flops = 1e8;
   p.communication_s = 0.001;
   p.device_busy_s = 0.02;
   p.gemm_device_s = 0.01;

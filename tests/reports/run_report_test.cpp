@@ -28,7 +28,7 @@ TEST(RunReport, RoundTripsThroughJson) {
   nlohmann::json j = to_json(sample());
   RunReport back = report_from_json(j);
   EXPECT_EQ(to_json(back), j);
-  EXPECT_EQ(j["schema_version"], "1.5");
+  EXPECT_EQ(j["schema_version"], "1.6");
   EXPECT_DOUBLE_EQ(*back.summary.time_to_target_s, 12.5);
   // A report of dyno before 1.1 has neither verdict nor profile; they are null when absent.
   EXPECT_TRUE(j["verdict"].is_null());

@@ -71,6 +71,27 @@ TEST(CompareCommand, BenchmarkTimesAreComparedInOneUnit) {
   testing::remove_tree(dir);
 }
 
+// A benchmark file's metrics share --alpha (Holm): with too few repetitions for any of them to
+// reach its level, even a 50% slowdown of every one is INCONCLUSIVE, and the summary says why.
+TEST(CompareCommand, ManyMetricsShareAlphaAndTooFewRepetitionsAreSaid) {
+  auto dir = testing::fresh_dir("compare_holm");
+  auto results = [&](const std::string& name, double time, int repetitions) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const char* b : {"a", "b", "c", "d"})
+      for (int i = 0; i < repetitions; ++i) list.push_back({{"name", b}, {"run_type", "iteration"}, {"real_time", time * (1 + 0.001 * i)}, {"time_unit", "ns"}});
+    const auto path = (dir / name).string();
+    write_file_atomically(path, nlohmann::json{{"context", nlohmann::json::object()}, {"benchmarks", list}}.dump());
+    return path;
+  };
+  auto r = testing::run_dyno("compare " + results("base6.json", 100, 6) + " " + results("slow6.json", 150, 6));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("6 and 6 repetitions can give p no smaller than"), std::string::npos) << r.output;
+  r = testing::run_dyno("compare " + results("base10.json", 100, 10) + " " + results("slow10.json", 150, 10));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("4 metrics: a FAIL needs Holm's step-down level"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
 TEST(CompareCommand, VerdictsAndExitCodes) {
   auto dir = testing::fresh_dir("compare");
   auto base = baseline_file(dir, "base.json", {100, 101, 99, 100.5, 99.5, 100, 100.2, 99.8});

@@ -86,6 +86,7 @@ TEST(StepProfiler, TraceHoldsDynosPhasesAndAtenOpsAndTheTableAccountsForTheProfi
   EXPECT_GT(p.ops_s, 0);
   EXPECT_LE(p.ops_s, p.wall_s);
   EXPECT_GT(p.gemm_flops, 0);
+  EXPECT_EQ(p.convolution_flops, 0);  // linear layers only
   EXPECT_GT(p.peak_flops_per_s, 0);
   EXPECT_GT(p.op_call_s, 0);
   EXPECT_EQ(p.peak_precision, "float32");
@@ -108,6 +109,20 @@ TEST(StepProfiler, TraceHoldsDynosPhasesAndAtenOpsAndTheTableAccountsForTheProfi
   const auto back = report_from_json(to_json(report));
   ASSERT_TRUE(back.profile && back.verdict);
   EXPECT_EQ(to_json(*back.profile), to_json(p));
+  testing::remove_tree(dir);
+}
+
+// A conv net's convolutions (forward and backward) are counted apart within the GEMM FLOPs: on CUDA
+// they decide whether the peak is TF32's.
+TEST(StepProfiler, AConvNetsConvolutionFlopsAreCountedApart) {
+  const auto dir = testing::fresh_dir("profile_conv");
+  RunConfig c = mlp(32);
+  c.workload = "fashion-cnn";
+  c.size = "tiny";
+  const RunReport report = profiled_run(c, (dir / "trace.json").string(), 3);
+  ASSERT_TRUE(report.profile.has_value()) << report.outcome_reason;
+  EXPECT_GT(report.profile->convolution_flops, 0);
+  EXPECT_LT(report.profile->convolution_flops, report.profile->gemm_flops);  // its linear head's too
   testing::remove_tree(dir);
 }
 
