@@ -31,6 +31,13 @@ std::vector<std::string> MachineFingerprint::differing_fields(const MachineFinge
   return out;
 }
 
+std::vector<std::string> MachineFingerprint::fields_not_compared(const MachineFingerprint& here) const {
+  std::vector<std::string> out;
+  for (const char* key : kFields)
+    if (!fields_.contains(key) && here.fields_.contains(key)) out.push_back(key);
+  return out;
+}
+
 std::vector<std::string> MachineFingerprint::differences(const MachineFingerprint& here) const {
   std::vector<std::string> out;
   for (const auto& key : differing_fields(here))

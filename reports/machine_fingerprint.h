@@ -21,6 +21,8 @@ class MachineFingerprint {
   std::vector<std::string> differing_fields(const MachineFingerprint& other) const;
   // "field: recorded vs here" for each differing field.
   std::vector<std::string> differences(const MachineFingerprint& here) const;
+  // The fields `here` has that this one lacks: not compared, so assumed to match.
+  std::vector<std::string> fields_not_compared(const MachineFingerprint& here) const;
   // 12 hex digits of a hash of the fields: the name of a baseline kept beside others.
   std::string id() const;  // digest_of(fields())
   const nlohmann::json& fields() const { return fields_; }

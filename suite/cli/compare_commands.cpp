@@ -368,6 +368,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
   if (a.against.empty() && a.pairing != "auto")
     throw UserError("check", "--pairing " + a.pairing + ": pairs are runs of two builds; it needs --against BASE_DYNO");
   const Pairing pairing = a.against.empty() ? Pairing{} : choose_pairing(a.pairing, base_config);
+  std::vector<std::string> not_compared;  // fingerprint fields the stored baseline lacks
   if (a.against.empty()) {
     // A stored figure is comparable only on the machine and stack that recorded it: without the
     // machine it was measured on, no fingerprint could tell another machine's figures.
@@ -377,6 +378,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     const MachineFingerprint here = this_machine(base_config);
     const auto differences = MachineFingerprint::of(baseline.environment).differences(here);
     if (!differences.empty()) return report_not_comparable(a, baseline_path, here, differences);
+    not_compared = MachineFingerprint::of(baseline.environment).fields_not_compared(here);
   }
 
   const auto started = std::chrono::steady_clock::now();
@@ -474,12 +476,17 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
                                   std::string("dyno check") + (a.against.empty() ? " against baseline " + baseline_path : " (" + pairing.describe() + ") against " + a.against)) +
                          "\n" + std::to_string(static_cast<int>(base_runs.size())) + " baseline and " + std::to_string(static_cast<int>(cand_runs.size())) +
                          " candidate runs" + (reran ? " (after an automatic re-run of " + std::to_string(extra_blocks) + (extra_blocks == 1 ? " block)" : " blocks)") : "") + ", " + std::to_string(static_cast<int>(seconds)) + " s" +
-                         looks_note.str() + "\n";
+                         looks_note.str() + "\n" +
+                         (not_compared.empty() ? std::string()
+                                               : "\n> not compared, absent from the baseline's environment (so assumed equal): " +
+                                                     std::accumulate(std::next(not_compared.begin()), not_compared.end(), not_compared.front(),
+                                                                     [](const std::string& a, const std::string& b) { return a + ", " + b; }) +
+                                                     "; re-record the baseline with this dyno to compare them\n");
   std::cout << md;
   if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md);
   if (!a.out.empty())
     write_file_atomically(a.out, nlohmann::json{{"schema_version", "1.0"}, {"kind", "check"}, {"config", cand_config}, {"unit", "samples/s"},
-                                                {"figure", kRunFigure}, {"environment", this_environment(cand_config)},
+                                                {"figure", kRunFigure}, {"environment", this_environment(cand_config)}, {"not_compared", not_compared},
                                                 {"fingerprint_id", this_machine(cand_config).id()},
                                                 {"runs", cand_runs}, {"baseline_runs", base_runs}, {"verdict", row.verdict},
                                                 {"regression", row.shift.regression}, {"regression_low", row.shift.regression_low},

@@ -186,6 +186,9 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
   EXPECT_EQ(result["figure"], "window_p90");
   EXPECT_EQ(result["environment"]["device"], "cpu");
   EXPECT_TRUE(result["environment"].contains("cpu_model")) << result["environment"].dump();
+  // The baseline's environment names only the device: every other field went uncompared, and says so.
+  EXPECT_NE(r.output.find("not compared, absent from the baseline's environment (so assumed equal): cpu_model, cores"), std::string::npos) << r.output;
+  EXPECT_EQ(result["not_compared"].at(0), "cpu_model");
   // The re-run may look up to 5 times (3 runs, then 2 more at a time up to 11): each look's FAIL
   // needs a p below --alpha's share, so that alpha bounds the false alarms over all of them.
   EXPECT_EQ(result["looks"], 5);
