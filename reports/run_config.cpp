@@ -77,6 +77,8 @@ std::vector<Knob> build_table() {
   t.push_back(ranged(make_knob("plateau_patience", K::Integer, &C::plateau_patience, "stop after this many evaluations without improvement; 0 = off"), 0, 100000));
   t.push_back(ranged(make_knob("eval_every_steps", K::Integer, &C::eval_every_steps, "evaluate every N optimizer steps; 0 = once per epoch"), 0, kNoMax));
   t.back().role = KnobRole::Convergence;
+  t.push_back(ranged(make_knob("eval_batch_size", K::Integer, &C::eval_batch_size,
+                               "examples per evaluation batch (no autograd); 0 = batch_size, at least 500"), 0, kNoMax));
   // Measurement.
   t.push_back(ranged(make_knob("warmup_steps", K::Integer, &C::warmup_steps, "steps excluded from throughput and phase times"), 0, kNoMax));
   t.push_back(ranged(make_knob("log_every_steps", K::Integer, &C::log_every_steps, "steps per measurement window and loss sample"), 1, kNoMax));

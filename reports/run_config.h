@@ -41,6 +41,7 @@ struct RunConfig {
   double target = 0;         // the metric to reach; 0 = the workload's target
   int64_t plateau_patience = 0;  // evaluations without improvement; 0 = off
   int64_t eval_every_steps = 0;  // 0 = once per epoch
+  int64_t eval_batch_size = 0;   // 0 = max(batch_size, 500)
 
   // Measurement.
   int64_t warmup_steps = 10;

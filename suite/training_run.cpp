@@ -115,7 +115,7 @@ EvalResult evaluate(SegmentedModel& model, const Workload& workload, const std::
   torch::NoGradGuard no_grad;
   model->eval();
   LoaderOptions options;
-  options.batch_size = std::max<int64_t>(config.batch_size, 500);
+  options.batch_size = config.eval_batch_size > 0 ? config.eval_batch_size : std::max<int64_t>(config.batch_size, 500);
   options.shuffle = false;
   options.drop_last = false;
   if (distributed) {

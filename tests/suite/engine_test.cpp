@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "dyno/suite/autocast_scope.h"
 #include "test_support.h"
 #include "user_error_matcher.h"
+#include "dyno/workloads/tensor_source.h"
 #include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
@@ -33,10 +35,60 @@ RunConfig tiny(const std::string& workload) {
   return c;
 }
 
+// The largest batch the evaluation source was asked for (its source counts them).
+std::atomic<int64_t> largest_eval_batch{0};
+class CountingSource : public ExampleSource {
+ public:
+  explicit CountingSource(std::shared_ptr<const ExampleSource> inner) : inner_(std::move(inner)) {}
+  int64_t size() const override { return inner_->size(); }
+  Batch make_batch(const std::vector<int64_t>& indices) const override {
+    int64_t seen = largest_eval_batch.load();
+    while (static_cast<int64_t>(indices.size()) > seen && !largest_eval_batch.compare_exchange_weak(seen, static_cast<int64_t>(indices.size()))) {
+    }
+    return inner_->make_batch(indices);
+  }
+
+ private:
+  std::shared_ptr<const ExampleSource> inner_;
+};
+Workload eval_batch_probe() {
+  Workload w;
+  w.name = "eval-batch-probe";
+  w.target = 0.5;
+  w.load_data = [](const std::string&) {
+    auto source = std::make_shared<TensorSource>(torch::randn({600, 4}), torch::randint(0, 2, {600}, torch::kLong));
+    return WorkloadData{source, std::make_shared<CountingSource>(source)};
+  };
+  w.build_model = [] {
+    SegmentedModel model;
+    model->add_segment("head", torch::nn::Sequential(torch::nn::Linear(4, 2)));
+    return model;
+  };
+  return w;
+}
+DYNO_WORKLOAD(eval_batch_probe);
+
 std::vector<double> losses(const RunReport& r) {
   std::vector<double> out;
   for (const auto& p : r.loss_curve) out.push_back(p.value);
   return out;
+}
+
+// Evaluation batches are the training batch, at least 500, unless eval_batch_size says otherwise
+// (a model that trains at batch 8 may not fit 500 examples at once, even without autograd).
+TEST(Engine, EvaluationBatchesAreAtLeast500UnlessEvalBatchSizeSaysOtherwise) {
+  RunConfig c = tiny("eval-batch-probe");
+  c.batch_size = 16;
+  c.max_steps = 2;
+  c.epochs = 1;
+  c.final_eval = true;
+  largest_eval_batch = 0;
+  ASSERT_EQ(Engine().run(c).outcome, Outcome::Ok);
+  EXPECT_EQ(largest_eval_batch.load(), 500);
+  c.eval_batch_size = 32;
+  largest_eval_batch = 0;
+  ASSERT_EQ(Engine().run(c).outcome, Outcome::Ok);
+  EXPECT_EQ(largest_eval_batch.load(), 32);
 }
 
 TEST(Engine, TrainsAndReportsEveryPhase) {
