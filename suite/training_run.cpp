@@ -85,8 +85,7 @@ void check_fit(SegmentedModel& model, const Workload& workload, const WorkloadDa
                                         (workload.loss ? "metric accuracy compares the output's argmax with integer class ids (use metric_name val_loss for regression)"
                                                        : "the default cross-entropy needs integer class ids from 0 to " + std::to_string(classes - 1)));
       const torch::Tensor ids = workload.loss ? target : target.masked_select(target.ne(-100));  // cross-entropy's ignore_index
-      if (ids.numel() == 0) continue;
-      const int64_t low = ids.min().item<int64_t>(), high = ids.max().item<int64_t>();
+      const int64_t low = ids.numel() ? ids.min().item<int64_t>() : 0, high = ids.numel() ? ids.max().item<int64_t>() : 0;
       if (low < 0 || high >= classes)
         throw UserError("workload", where + ": class ids range from " + std::to_string(low) + " to " + std::to_string(high) + "; the model's " +
                                         std::to_string(classes) + " outputs take 0.." + std::to_string(classes - 1));

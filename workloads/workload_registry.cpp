@@ -8,6 +8,7 @@
 
 #include <c10/util/Exception.h>
 
+#include "dyno/reports/knob.h"
 #include "dyno/reports/run_config.h"
 #include "dyno/reports/user_error.h"
 #include "dyno/workloads/scripted_workload.h"
@@ -65,8 +66,16 @@ void check_registrable(const Workload& w, const std::string& source_file) {
   auto refuse = [&](const std::string& field, const nlohmann::json& value, const std::string& valid) {
     throw UserError("workload", in + "recipe." + field + " is " + value.dump() + "; " + valid);
   };
-  if (r.optimizer != "sgd" && r.optimizer != "adamw") refuse("optimizer", r.optimizer, "give sgd or adamw");
-  if (r.schedule != "constant" && r.schedule != "cosine" && r.schedule != "onecycle") refuse("schedule", r.schedule, "give constant, cosine or onecycle");
+  // A recipe's optimizer and schedule are the knobs' choices but "auto" (which means the recipe's).
+  for (const auto& [field, value] : {std::pair<std::string, std::string>{"optimizer", r.optimizer}, {"schedule", r.schedule}}) {
+    std::vector<std::string> valid = find_knob(field)->choices;
+    valid.erase(std::remove(valid.begin(), valid.end(), "auto"), valid.end());
+    if (std::find(valid.begin(), valid.end(), value) == valid.end()) {
+      std::string listed = "give " + valid.front();
+      for (size_t i = 1; i < valid.size(); ++i) listed += (i + 1 < valid.size() ? ", " : " or ") + valid[i];
+      refuse(field, value, listed);
+    }
+  }
   if (!(r.lr > 0) || !std::isfinite(r.lr)) refuse("lr", r.lr, "give a positive learning rate");
   if (r.epochs < 1) refuse("epochs", r.epochs, "give 1 or more");
   if (r.reference_batch_size < 1) refuse("reference_batch_size", r.reference_batch_size, "give the batch the LR was tuned for, 1 or more");

@@ -135,11 +135,9 @@ int run_compare(const CompareArgs& a) {
           std::to_string(rows.size()) + "), so that --alpha bounds the chance of any false FAIL\n";
     // The smallest p the fewest repetitions can give (every candidate figure worse than every
     // baseline one): above alpha/m, no metric can FAIL, and the summary says so.
-    size_t fewest = SIZE_MAX;
-    const MetricVerdict* thinnest = nullptr;
-    for (const auto& row : rows)
-      if (static_cast<size_t>(row.shift.baseline_count + row.shift.candidate_count) < fewest)
-        fewest = static_cast<size_t>(row.shift.baseline_count + row.shift.candidate_count), thinnest = &row;
+    const auto thinnest = std::min_element(rows.begin(), rows.end(), [](const MetricVerdict& a, const MetricVerdict& b) {
+      return a.shift.baseline_count + a.shift.candidate_count < b.shift.baseline_count + b.shift.candidate_count;
+    });
     std::vector<double> low(static_cast<size_t>(thinnest->shift.baseline_count)), high(static_cast<size_t>(thinnest->shift.candidate_count));
     std::iota(low.begin(), low.end(), 1.0);
     std::iota(high.begin(), high.end(), 1000.0);
@@ -369,6 +367,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     throw UserError("check", "--pairing " + a.pairing + ": pairs are runs of two builds; it needs --against BASE_DYNO");
   const Pairing pairing = a.against.empty() ? Pairing{} : choose_pairing(a.pairing, base_config);
   std::vector<std::string> not_compared;  // fingerprint fields the stored baseline lacks
+  std::string not_compared_text;
   if (a.against.empty()) {
     // A stored figure is comparable only on the machine and stack that recorded it: without the
     // machine it was measured on, no fingerprint could tell another machine's figures.
@@ -379,6 +378,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     const auto differences = MachineFingerprint::of(baseline.environment).differences(here);
     if (!differences.empty()) return report_not_comparable(a, baseline_path, here, differences);
     not_compared = MachineFingerprint::of(baseline.environment).fields_not_compared(here);
+    for (const auto& field : not_compared) not_compared_text += (not_compared_text.empty() ? "" : ", ") + field;
   }
 
   const auto started = std::chrono::steady_clock::now();
@@ -478,9 +478,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
                          " candidate runs" + (reran ? " (after an automatic re-run of " + std::to_string(extra_blocks) + (extra_blocks == 1 ? " block)" : " blocks)") : "") + ", " + std::to_string(static_cast<int>(seconds)) + " s" +
                          looks_note.str() + "\n" +
                          (not_compared.empty() ? std::string()
-                                               : "\n> not compared, absent from the baseline's environment (so assumed equal): " +
-                                                     std::accumulate(std::next(not_compared.begin()), not_compared.end(), not_compared.front(),
-                                                                     [](const std::string& a, const std::string& b) { return a + ", " + b; }) +
+                                               : "\n> not compared, absent from the baseline's environment (so assumed equal): " + not_compared_text +
                                                      "; re-record the baseline with this dyno to compare them\n");
   std::cout << md;
   if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md);
