@@ -1,8 +1,11 @@
 #include "dyno/reports/machine_fingerprint.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
+#include <string>
 
 namespace dyno {
 namespace {
@@ -10,6 +13,8 @@ namespace {
 // The environment fields that change a throughput figure. Not the host name (identical runners
 // have different names) nor dyno's revision (that is what a check judges).
 constexpr const char* kFields[] = {"cpu_model", "cores", "memory_gib", "device", "device_name", "libtorch_version", "cuda_version", "cudnn_version", "threads"};
+// The fields that name the machine: a record without them could be any machine's.
+constexpr const char* kIdentity[] = {"cpu_model", "device_name"};
 
 }  // namespace
 
@@ -34,12 +39,15 @@ std::vector<std::string> MachineFingerprint::differing_fields(const MachineFinge
 std::vector<std::string> MachineFingerprint::fields_not_compared(const MachineFingerprint& here) const {
   std::vector<std::string> out;
   for (const char* key : kFields)
-    if (!fields_.contains(key) && here.fields_.contains(key)) out.push_back(key);
+    if (!fields_.contains(key) && here.fields_.contains(key) && std::find(std::begin(kIdentity), std::end(kIdentity), std::string(key)) == std::end(kIdentity))
+      out.push_back(key);
   return out;
 }
 
 std::vector<std::string> MachineFingerprint::differences(const MachineFingerprint& here) const {
   std::vector<std::string> out;
+  for (const char* key : kIdentity)
+    if (!fields_.contains(key) && here.fields_.contains(key)) out.push_back(std::string(key) + ": not recorded, " + here.fields_[key].dump() + " here");
   for (const auto& key : differing_fields(here))
     out.push_back(key + ": " + fields_[key].dump() + " recorded, " + here.fields_[key].dump() + " here");
   return out;

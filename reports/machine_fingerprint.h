@@ -19,9 +19,11 @@ class MachineFingerprint {
   // The fields both sides know and that differ. A field one side lacks (a baseline recorded
   // before dyno stored it) is not a difference.
   std::vector<std::string> differing_fields(const MachineFingerprint& other) const;
-  // "field: recorded vs here" for each differing field.
+  // "field: recorded vs here" for each differing field, and "field: not recorded" for each field
+  // naming the machine (CPU model, device name) that `here` has and this record lacks: a record
+  // without them could be any machine's.
   std::vector<std::string> differences(const MachineFingerprint& here) const;
-  // The fields `here` has that this one lacks: not compared, so assumed to match.
+  // The other fields `here` has that this one lacks: not compared, so assumed to match.
   std::vector<std::string> fields_not_compared(const MachineFingerprint& here) const;
   // 12 hex digits of a hash of the fields: the name of a baseline kept beside others.
   std::string id() const;  // digest_of(fields())

@@ -11,17 +11,10 @@
 
 #include "dyno/reports/run_config.h"
 #include "dyno/reports/user_error.h"
+#include "dyno/suite/environment.h"
 
 namespace dyno {
 namespace {
-
-std::string read_cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown cpu";
-}
 
 int64_t host_memory_bytes() { return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(::sysconf(_SC_PAGESIZE)); }
 
@@ -32,7 +25,7 @@ class CpuBackend : public DeviceBackend {
   void reset_peak_memory() override {}  // VmHWM cannot be reset without privileges
   int64_t peak_memory_bytes() override { return resident_set_peak_bytes(); }
   std::string peak_memory_kind() const override { return "resident_set"; }
-  std::string device_name() override { return read_cpu_model(); }
+  std::string device_name() override { return cpu_model(); }
   int64_t memory_capacity_bytes() override { return host_memory_bytes(); }
   void apply_flags(const RunConfig& config) override {
     at::globalContext().setDeterministicAlgorithms(config.deterministic, /*warn_only=*/false);

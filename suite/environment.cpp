@@ -14,20 +14,20 @@
 namespace dyno {
 namespace {
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
-
 std::string dotted(long version, long major_div, long minor_div) {
   if (version <= 0) return "";
   return std::to_string(version / major_div) + "." + std::to_string((version % major_div) / minor_div);
 }
 
 }  // namespace
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown cpu";
+}
 
 std::string dyno_revision() { return kDynoGitRevision; }
 std::string libtorch_version() { return TORCH_VERSION; }

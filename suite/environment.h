@@ -10,6 +10,9 @@ namespace dyno {
 class DeviceBackend;
 
 Environment collect_environment(DeviceBackend& backend);
+// The CPU's model name as /proc/cpuinfo gives it ("unknown cpu" where it names none): the CPU
+// back end's device name too.
+std::string cpu_model();
 std::string dyno_revision();
 std::string libtorch_version();
 

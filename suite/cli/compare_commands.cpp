@@ -33,6 +33,7 @@
 #include "dyno/suite/cli/commands.h"
 #include "dyno/suite/cli/option_checks.h"
 #include "dyno/suite/device_backend.h"
+#include "dyno/suite/engine.h"
 #include "dyno/suite/environment.h"
 #include "dyno/workloads/workload_registry.h"
 
@@ -316,6 +317,24 @@ Pairing choose_pairing(const std::string& pairing, const nlohmann::json& config)
   return p;
 }
 
+// Against stored runs, --set would change the candidate only: those runs were measured without it.
+// Judged on the configs as they train (resolve_config), so that a recipe's own value named by hand
+// (lr=<the recipe's>, where the baseline stores 0, "the recipe's") changes nothing.
+void refuse_changed_stored_config(const nlohmann::json& stored_config, const nlohmann::json& asked_config, const std::string& baseline_path) {
+  const RunConfig stored = config_from_json(stored_config), asked = config_from_json(asked_config);
+  const RunConfig stored_resolved = resolve_config(stored, workload_for(stored));
+  if (to_json(stored_resolved) == to_json(resolve_config(asked, workload_for(asked)))) return;
+  const nlohmann::json stored_json = to_json(stored), asked_json = to_json(asked), resolved_json = to_json(stored_resolved);
+  for (const auto& [knob, value] : asked_json.items()) {
+    const nlohmann::json was = stored_json.value(knob, nlohmann::json()), trained = resolved_json.value(knob, nlohmann::json());
+    if (was == value) continue;
+    throw UserError("check", "--set " + knob + "=" + (value.is_string() ? value.get<std::string>() : value.dump()) + ": the baseline's runs in '" +
+                                 baseline_path + "' were measured with " + knob + "=" + was.dump() +
+                                 (trained != was ? " (the recipe's, " + trained.dump() + ")" : std::string()) +
+                                 "; re-record the baseline with it, measure both sides with --against BASE_DYNO, or use --candidate-set to change the candidate only");
+  }
+}
+
 int measure_and_check(const CheckArgs& a, const std::string& work) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   if (!a.record.empty()) {
@@ -351,15 +370,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
                                  "; re-record it with dyno check --record, or use --against");
   const nlohmann::json base_config = with_settings(baseline.config, a.settings);
   const nlohmann::json cand_config = with_settings(base_config, a.candidate_settings);
-  // Against stored runs, --set would change the candidate only: those runs were measured without it.
-  if (a.against.empty()) {
-    const nlohmann::json stored = to_json(config_from_json(baseline.config)), asked = to_json(config_from_json(base_config));
-    for (const auto& [knob, value] : asked.items())
-      if (stored.value(knob, nlohmann::json()) != value)
-        throw UserError("check", "--set " + knob + "=" + (value.is_string() ? value.get<std::string>() : value.dump()) + ": the baseline's runs in '" +
-                                     baseline_path + "' were measured with " + knob + "=" + stored.value(knob, nlohmann::json()).dump() +
-                                     "; re-record the baseline with it, measure both sides with --against BASE_DYNO, or use --candidate-set to change the candidate only");
-  }
+  if (a.against.empty()) refuse_changed_stored_config(baseline.config, base_config, baseline_path);
   CompareOptions o;
   o.threshold = parse_fraction(a.threshold, "check", "--threshold");
   o.alpha = a.alpha;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <unordered_map>
 
@@ -121,6 +122,23 @@ std::shared_ptr<R> make_reducer(const std::vector<at::Tensor>& parameters, const
   }
 }
 
+// Which machine this process runs on, for counting the ranks that share its cores: the host name
+// and the kernel's boot id (one per booted kernel, so two machines that share a host name, as
+// cloned VMs or default names do, are still two; containers on one kernel share its cores and id
+// but each has its own host name, and are counted apart as before).
+std::string this_machine() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string boot_id;
+  if (std::FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    char text[64] = {};
+    if (std::fgets(text, sizeof text, f)) boot_id = text;
+    std::fclose(f);
+  }
+  while (!boot_id.empty() && (boot_id.back() == '\n' || boot_id.back() == ' ')) boot_id.pop_back();
+  return std::string(host) + "/" + boot_id;
+}
+
 }  // namespace
 
 std::optional<DistributedEnv> distributed_env_from_environment() {
@@ -188,11 +206,9 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
                                             : "cannot reach the store at " + where + " within " + std::to_string(config.ddp.timeout_s) +
                                                   " s (is MASTER_ADDR right, and is rank 0 running?): " + message);
   }
-  // Every rank counts itself on its host (before it states its world size, which every rank then
+  // Every rank counts itself on its machine (before it states its world size, which every rank then
   // waits for), and states the world size it was given; rank 0's must match all of them.
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  const std::string on_host = "dyno/ranks_on/" + std::string(host);
+  const std::string on_host = "dyno/ranks_on/" + this_machine();
   store_->add(on_host, 1);  // every rank, whether or not it knows LOCAL_WORLD_SIZE
   const std::string mine = std::to_string(e.world_size);
   store_->set("dyno/world_size_of/" + std::to_string(e.rank), std::vector<uint8_t>(mine.begin(), mine.end()));

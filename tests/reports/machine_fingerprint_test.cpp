@@ -39,5 +39,17 @@ TEST(MachineFingerprint, AFieldTheRecordLacksIsNotCompared) {
   EXPECT_TRUE(MachineFingerprint::of(older).differences(MachineFingerprint::of(kEnvironment)).empty());
 }
 
+// A record without the CPU model or the device name could be any machine's: each is a difference.
+TEST(MachineFingerprint, ARecordThatDoesNotNameItsMachineDiffers) {
+  nlohmann::json unnamed = kEnvironment;
+  unnamed.erase("cpu_model");
+  unnamed.erase("device_name");
+  const auto differences = MachineFingerprint::of(unnamed).differences(MachineFingerprint::of(kEnvironment));
+  ASSERT_EQ(differences.size(), 2u);
+  EXPECT_EQ(differences[0], "cpu_model: not recorded, \"AMD EPYC\" here");
+  EXPECT_EQ(differences[1], "device_name: not recorded, \"AMD EPYC\" here");
+  EXPECT_TRUE(MachineFingerprint::of(unnamed).fields_not_compared(MachineFingerprint::of(kEnvironment)).empty());
+}
+
 }  // namespace
 }  // namespace dyno

@@ -7,16 +7,19 @@
 #include <nlohmann/json.hpp>
 
 #include "dyno/reports/atomic_file.h"
+#include "dyno/suite/environment.h"
 #include "test_support.h"
 
 namespace dyno {
 namespace {
 
-// The environment names only the device: every field a machine fingerprint compares is absent, so
-// the baseline is comparable on any CPU machine.
+// The environment names the device and this machine's CPU, and no other field a machine
+// fingerprint compares: the baseline is comparable here whatever the rest of the machine.
+nlohmann::json this_cpu() { return {{"device", "cpu"}, {"cpu_model", cpu_model()}, {"device_name", cpu_model()}}; }
+
 std::string baseline_file(const std::filesystem::path& dir, const std::string& name, const std::vector<double>& runs,
                           const std::string& kind = "baseline", const std::string& figure = "window_p90",
-                          const nlohmann::json& environment = {{"device", "cpu"}}) {
+                          const nlohmann::json& environment = this_cpu()) {
   nlohmann::json config = {{"workload", "fashion-mlp"}, {"size", "tiny"}, {"max_steps", 16}, {"warmup_steps", 2},
                            {"log_every_steps", 2}, {"threads", 1}, {"stop_at_target", false}, {"final_eval", false}};
   const auto path = (dir / name).string();
@@ -186,9 +189,9 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
   EXPECT_EQ(result["figure"], "window_p90");
   EXPECT_EQ(result["environment"]["device"], "cpu");
   EXPECT_TRUE(result["environment"].contains("cpu_model")) << result["environment"].dump();
-  // The baseline's environment names only the device: every other field went uncompared, and says so.
-  EXPECT_NE(r.output.find("not compared, absent from the baseline's environment (so assumed equal): cpu_model, cores"), std::string::npos) << r.output;
-  EXPECT_EQ(result["not_compared"].at(0), "cpu_model");
+  // The baseline's environment names only the device and the CPU: every other field went uncompared, and says so.
+  EXPECT_NE(r.output.find("not compared, absent from the baseline's environment (so assumed equal): cores, memory_gib"), std::string::npos) << r.output;
+  EXPECT_EQ(result["not_compared"].at(0), "cores");
   // The re-run may look up to 5 times (3 runs, then 2 more at a time up to 11): each look's FAIL
   // needs a p below --alpha's share, so that alpha bounds the false alarms over all of them.
   EXPECT_EQ(result["looks"], 5);
@@ -216,6 +219,14 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
   r = testing::run_dyno("check --baseline " + trivial + " --runs 3 --set batch_size=4");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--set batch_size=4: the baseline's runs in '" + trivial + "' were measured with batch_size=64"), std::string::npos) << r.output;
+  // ... judged as the runs train: the recipe's own learning rate named by hand (the baseline stores
+  // 0, "the recipe's": fashion-mlp's 0.001 at its batch) is no change; another one is refused.
+  r = testing::run_dyno("check --baseline " + trivial + " --runs 3 --set lr=0.001");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = testing::run_dyno("check --baseline " + trivial + " --runs 3 --set lr=0.003");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--set lr=0.003: the baseline's runs in '" + trivial + "' were measured with lr=0.0 (the recipe's, 0.001)"), std::string::npos)
+      << r.output;
   // A baseline too spread to judge: inconclusive even after the automatic re-run; --strict fails.
   auto spread = baseline_file(dir, "spread.json", {1, 1e12, 1, 1e12});
   r = testing::run_dyno("check --baseline " + spread + " --runs 3");
@@ -325,6 +336,13 @@ TEST(CheckCommand, ABaselineFromAnotherMachineIsNotComparable) {
   r = testing::run_dyno("check --baseline " + side_by_side.string() + " --runs 3");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("b-here.json"), std::string::npos) << r.output;
+
+  // A record that does not name its machine could be any machine's: not comparable either.
+  const auto anywhere = baseline_file(dir, "anywhere.json", {1e12, 1e12, 1e12}, "baseline", "window_p90", {{"device", "cpu"}, {"cores", 2}});
+  r = testing::run_dyno("check --baseline " + anywhere + " --runs 3");
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("- cpu_model: not recorded, \"" + cpu_model() + "\" here"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("- device_name: not recorded, "), std::string::npos) << r.output;
 
   // Without the machine it was measured on, no fingerprint could tell another machine's figures.
   const auto nowhere = baseline_file(dir, "nowhere.json", {1, 1, 1}, "baseline", "window_p90", nlohmann::json::object());

@@ -224,9 +224,11 @@ TEST(Ddp, RanksAreKnownToShareAMachineFromTheLaunchersEnvironment) {
   EXPECT_FALSE(all_local("10.0.0.5", nullptr));    // srun and other launchers: may span machines
 }
 
-// Without LOCAL_WORLD_SIZE, ranks that may span machines count those on their host at the
-// rendezvous, by host name, and divide its cores among them only. Here rank 1 runs under another
-// host name (its own UTS namespace): rank 0 is alone on its host and takes every core.
+// Without LOCAL_WORLD_SIZE, ranks that may span machines count those on their machine at the
+// rendezvous, by host name and kernel boot id, and divide its cores among them only. Here rank 1
+// runs under another host name (its own UTS namespace), then under this host name on what reads as
+// another booted kernel (a boot id bound over the kernel's in its own mount namespace, as a clone
+// of this machine would be): either way rank 0 is alone on its machine and takes every core.
 TEST(Ddp, WithoutLocalWorldSizeTheRanksOnThisHostShareItsCores) {
   const std::string address = other_address();
   if (address.empty()) GTEST_SKIP() << "this machine has no address besides loopback";
@@ -245,6 +247,12 @@ TEST(Ddp, WithoutLocalWorldSizeTheRanksOnThisHostShareItsCores) {
     return report["environment"]["threads"].get<int64_t>();
   };
   EXPECT_EQ(threads_of_rank0("unshare --uts sh -c 'hostname dyno-other-host && "), usable_cores());
+  if (std::system("unshare --mount --propagation private true > /dev/null 2>&1") == 0) {
+    const std::string other_boot = (dir / "boot_id").string();
+    write_file_atomically(other_boot, "00000000-0000-4000-8000-000000000001\n");
+    EXPECT_EQ(threads_of_rank0("unshare --mount --propagation private sh -c 'mount --bind " + other_boot + " /proc/sys/kernel/random/boot_id && "),
+              usable_cores());
+  }
   EXPECT_EQ(threads_of_rank0("sh -c '"), std::max<int64_t>(1, usable_cores() / 2));
   testing::remove_tree(dir);
 }
