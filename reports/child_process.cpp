@@ -22,6 +22,7 @@
 
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/user_error.h"
+#include "dyno/reports/utf8_text.h"
 
 namespace dyno {
 
@@ -137,7 +138,8 @@ std::string find_executable(const std::string& name) {
 namespace {
 
 // The last line of `text` among its final `most` lines for which `wanted` holds (a '\r' before its
-// newline dropped), at most 400 characters; empty when none does.
+// newline dropped), at most 400 bytes of UTF-8 (utf8_text: a log's bytes are the program's); empty
+// when none does.
 std::string last_line_where(const std::string& text, size_t most, const std::function<bool(const std::string&)>& wanted) {
   size_t end = text.size();
   for (size_t lines = 0; end > 0 && lines < most; ++lines) {
@@ -145,7 +147,7 @@ std::string last_line_where(const std::string& text, size_t most, const std::fun
     const size_t start = nl == std::string::npos ? 0 : nl + 1;
     std::string line = text.substr(start, end - start);
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (wanted(line)) return line.size() > 400 ? line.substr(0, 400) : line;
+    if (wanted(line)) return utf8_text(line, 400);
     if (nl == std::string::npos) break;
     end = nl;
   }

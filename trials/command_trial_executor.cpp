@@ -1,5 +1,6 @@
 #include "dyno/trials/command_trial_executor.h"
 
+#include <sys/statvfs.h>
 #include <sys/time.h>
 
 #include <algorithm>
@@ -44,16 +45,39 @@ const ReportEvaluation* reaching_evaluation(const ProgramReport& report, const T
   return nullptr;
 }
 
+// Whether `dir`'s file system lacks room for the trials to come: under kRoomForTrials free, or a
+// write of that much there fails for want of space (a quota statvfs does not show).
+bool short_of_room(const std::string& dir) {
+  constexpr double kRoomForTrials = 16.0 * 1024 * 1024;
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) == 0 && static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize) < kRoomForTrials) return true;
+  const std::string probe = dir + "/.room-probe";
+  try {
+    write_file_atomically(probe, std::string(static_cast<size_t>(kRoomForTrials), '\0'));
+  } catch (const OutOfSpace&) {
+    return true;
+  }
+  std::remove(probe.c_str());
+  return false;
+}
+
 }  // namespace
 
 TargetSpec TargetSpec::parse(const std::string& text) {
+  const auto trimmed = [](const std::string& s) {
+    const size_t first = s.find_first_not_of(" \t"), last = s.find_last_not_of(" \t");
+    return first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
+  };
   for (const char* op : {">=", "<="}) {
     const auto at = text.find(op);
-    if (at == std::string::npos || at == 0) continue;
+    if (at == std::string::npos) continue;
     TargetSpec t;
-    t.metric = text.substr(0, at);
+    // Spaces around the comparison are the user's layout (a metric named "accuracy " would never be met).
+    t.metric = trimmed(text.substr(0, at));
     t.higher_is_better = op[0] == '>';
-    const std::string number = text.substr(at + 2);
+    if (t.metric.empty() || t.metric.find_first_of(" \t<>=") != std::string::npos)
+      throw UserError("tune", "--target '" + text + "': '" + t.metric + "' is not a metric name (the name the program's eval lines give, e.g. accuracy)");
+    const std::string number = trimmed(text.substr(at + 2));
     try {
       size_t used = 0;
       t.value = std::stod(number, &used);
@@ -114,6 +138,9 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
       report_error = e.what();
       return stop_reason = "report error", true;
     }
+    // A program that has reported nothing is timed as a whole process: --trial-timeout bounds it
+    // (one that reports is stopped at its cap, which may be the longer: hang_limit_s).
+    if (seen.empty() && elapsed > options_.timeout_s) return stop_reason = "timeout", true;
     if (to_target) {
       if (reaching_evaluation(seen, *options_.target)) return stop_reason = "target", true;
       if (elapsed > time_cap) return stop_reason = "time cap", true;
@@ -136,7 +163,9 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   child_options.should_stop = should_stop;
   ChildResult child;
   ProgramReport report;
-  child = run_child(options_.program.argv_for(full, seed), log_path, options_.timeout_s, &interrupted, child_options);
+  const double hang_limit = hang_limit_s(options_.timeout_s, time_cap);
+  child = run_child(options_.program.argv_for(full, seed), log_path, hang_limit, &interrupted, child_options);
+  if (stop_reason == "timeout") child.timed_out = true;
   try {
     const bool ended = !child.stopped && !child.signaled && !child.timed_out && !child.interrupted;
     if (report_error.empty()) report = read_program_report(report_path, child.wall_time_s, &seen, ended);
@@ -155,13 +184,16 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   if (std::none_of(report.windows.begin(), report.windows.end(), [](const ReportWindow& w) { return w.loss.has_value(); })) trial.losses.clear();
   trial.windows = measured_throughputs(report, options_.warmup_windows);
 
-  if (record_abnormal_end(trial, child, options_.timeout_s)) return trial;
+  if (record_abnormal_end(trial, child, stop_reason == "timeout" ? options_.timeout_s : hang_limit)) return trial;
   if (!child.stopped && child.exit_code != 0) {
     const std::string last = error_line_of(log_path);
-    // A program's own words for a full disk or a file size limit (strerror's, as Python's OSError prints them).
-    const bool out_of_space = child.exit_code == kExitOutOfSpace || last.find("No space left on device") != std::string::npos ||
-                              last.find("File too large") != std::string::npos || last.find("Disk quota exceeded") != std::string::npos;
-    if (out_of_space) throw OutOfSpace("tune", "the program ran out of space: " + last);
+    // A program's own words for a full disk or a file size limit (strerror's, as Python's OSError
+    // prints them) stop the tune only when the trials' own folder is short of room: they may be about
+    // another file system (a container's 64 MiB /dev/shm under many loader workers), where the
+    // trial is a crash like any other and the search goes on.
+    const bool says_out_of_space = last.find("No space left on device") != std::string::npos || last.find("File too large") != std::string::npos ||
+                                   last.find("Disk quota exceeded") != std::string::npos;
+    if (says_out_of_space && short_of_room(dir)) throw OutOfSpace("tune", "the program ran out of space: " + last);
     const bool oom = last.find("out of memory") != std::string::npos || last.find("MemoryError") != std::string::npos;
     trial.outcome = oom ? Outcome::Oom : Outcome::Crashed;
     trial.reason = "exit status " + std::to_string(child.exit_code) + " (log: " + log_path + "): " + last;

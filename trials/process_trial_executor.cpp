@@ -89,10 +89,11 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   // re-execute itself to get it.
   ChildOptions child_options;
   child_options.environment = host_allocator_start_environment(config.host_allocator);
-  const ChildResult child = run_child(argv, log_path, options_.timeout_s, &interrupted, child_options);
+  const double hang_limit = hang_limit_s(options_.timeout_s, config.time_limit_s);
+  const ChildResult child = run_child(argv, log_path, hang_limit, &interrupted, child_options);
   trial.wall_time_s = child.wall_time_s;
   trial.report_path = report_path;
-  if (record_abnormal_end(trial, child, options_.timeout_s)) return trial;
+  if (record_abnormal_end(trial, child, hang_limit)) return trial;
   const int code = child.exit_code;
   if (code == kExitOutOfSpace) {
     std::string last = error_line_of(log_path);

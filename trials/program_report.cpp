@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "dyno/reports/user_error.h"
+#include "dyno/reports/utf8_text.h"
 
 namespace dyno {
 namespace {
@@ -81,10 +82,10 @@ ProgramReport parse_program_report(const std::string& text, const std::string& p
     try {
       j = nlohmann::json::parse(quote_non_finite(line));
     } catch (const nlohmann::json::exception&) {
-      throw UserError("report", where + ": not a JSON object: " + line.substr(0, 200));
+      throw UserError("report", where + ": not a JSON object: " + utf8_text(line, 200));
     }
     if (!j.is_object() || !j.contains("event") || !j["event"].is_string())
-      throw UserError("report", where + ": expected an object with \"event\": one of knobs, window, eval, done; got " + line.substr(0, 200));
+      throw UserError("report", where + ": expected an object with \"event\": one of knobs, window, eval, done; got " + utf8_text(line, 200));
     const std::string event = j["event"];
     ++report.lines;
     if (event == "knobs") {

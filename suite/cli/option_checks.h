@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "dyno/reports/atomic_file.h"
+#include "dyno/reports/utf8_text.h"
 
 namespace dyno {
 
@@ -53,15 +54,27 @@ inline CLI::Validator not_empty() {
                         "");
 }
 
-// A file to write: not an existing folder, nor a name ending in '/'.
+// A path the reports will name: their JSON holds UTF-8 text only, so a path of other bytes would
+// be refused by the report's writer after the whole run.
+inline std::string not_utf8(const std::string& path) {
+  return utf8_text(path) == path ? std::string() : "'" + utf8_text(path) + "' is not UTF-8 text (the reports name it); give a UTF-8 path";
+}
+
+// A file to write: not an existing folder, nor a name ending in '/'; UTF-8.
 inline CLI::Validator file_to_write() {
   return CLI::Validator(
       [](std::string& text) {
         if (text.empty()) return std::string("empty; give a file path or leave the option out");
         if (names_a_folder(text)) return "'" + text + "' is a folder; give a file path";
-        return std::string();
+        return not_utf8(text);
       },
       "");
+}
+
+// A folder to write: not empty; UTF-8.
+inline CLI::Validator folder_to_write() {
+  return CLI::Validator(
+      [](std::string& text) { return text.empty() ? std::string("empty; give a folder path or leave the option out") : not_utf8(text); }, "");
 }
 
 }  // namespace dyno

@@ -806,7 +806,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--objective", args->objective, "throughput | time-to-target")->capture_default_str();
   cmd->add_option("--memory-limit", args->memory_limit, "a trial whose peak memory is above this is oom (bytes, or 512M, 2G, 2GB: binary units)");
   cmd->add_flag("--resume", args->resume, "continue the journal in --out (after an interruption or kill)");
-  cmd->add_option("--out,-o", args->out, "output folder (journal, trials, report.json, best-config.json/.py)")->required()->check(not_empty());
+  cmd->add_option("--out,-o", args->out, "output folder (journal, trials, report.json, best-config.json/.py)")->required()->check(folder_to_write());
   cmd->add_option("--seed", args->seed, "seed for the random and halving strategies, and a --command program's base seed (DYNO_SEED); --resume checks it")
       ->capture_default_str()
       ->check(whole_number_in(0, INT64_MAX));

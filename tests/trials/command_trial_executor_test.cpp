@@ -260,6 +260,23 @@ TEST_F(CommandTrials, ALauncherTemplateGoesInFrontOfTheProgram) {
   EXPECT_NE(t.reason.find("knob ddp.world_size is not acknowledged"), std::string::npos) << t.reason;
 }
 
+// A measurement at a higher budget level has a longer cap (the units it runs): a cap longer than
+// --trial-timeout is the trial's time, not a hang.
+TEST_F(CommandTrials, ATrialMayRunToItsCapPastTheTrialTimeout) {
+  auto options = program(R"(printf '{"event": "knobs", "applied": {"batch_size": 8}}\n' >> "$DYNO_REPORT"
+i=0
+while true; do printf '{"event": "window", "items": %s, "seconds": 0.25}\n' $((100 + 200 * (i % 2))) >> "$DYNO_REPORT"; i=$((i + 1)); sleep 0.25; done
+)");
+  options.time_cap_s = 2;
+  options.timeout_s = 3;
+  TrialRequest request;
+  request.budget_level = request.units = 2;  // a cap of 4 s
+  const Trial t = run(options, {{"batch_size", 8}}, request);
+  EXPECT_EQ(t.outcome, Outcome::Ok) << t.reason;
+  EXPECT_GT(t.wall_time_s, 3.5);
+  EXPECT_LT(t.wall_time_s, 10);
+}
+
 TEST(TargetSpec, ParsesAMetricAComparisonAndAValue) {
   const auto t = TargetSpec::parse("val_loss<=0.3");
   EXPECT_EQ(t.metric, "val_loss");
@@ -268,6 +285,34 @@ TEST(TargetSpec, ParsesAMetricAComparisonAndAValue) {
   EXPECT_FALSE(t.met_by(0.31));
   EXPECT_THROW(TargetSpec::parse("accuracy=0.9"), UserError);
   EXPECT_THROW(TargetSpec::parse("accuracy>=high"), UserError);
+  // Spaces around the comparison are layout, not part of the metric's name or the number.
+  const auto spaced = TargetSpec::parse(" accuracy >= 0.85 ");
+  EXPECT_EQ(spaced.metric, "accuracy");
+  EXPECT_DOUBLE_EQ(spaced.value, 0.85);
+  EXPECT_EQ(spaced.to_string(), "accuracy>=0.85");
+  for (const char* bad : {">=0.9", " >= 0.9", "top 1>=0.9", "acc>>=0.9"}) {
+    try {
+      TargetSpec::parse(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a metric name"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A program's own out-of-space words about another file system (a container's small /dev/shm
+// under many loader workers) are its crash, not a full trial folder: the search goes on. A
+// message in another encoding than UTF-8 is kept with its odd bytes replaced, so the journal and
+// the report can hold it.
+TEST_F(CommandTrials, AProgramsOwnFailureWordsAreItsCrash) {
+  Trial t = run(program(R"(echo 'RuntimeError: unable to write to file </torch_1_2>: No space left on device (28)' >&2; exit 1
+)"), {});
+  EXPECT_EQ(t.outcome, Outcome::Crashed) << t.reason;
+  EXPECT_NE(t.reason.find("No space left on device"), std::string::npos) << t.reason;
+  t = run(program("printf 'RuntimeError: caf\\351 au lait\\n' >&2; exit 1\n"), {});
+  EXPECT_EQ(t.outcome, Outcome::Crashed) << t.reason;
+  EXPECT_NE(t.reason.find("RuntimeError: caf\xEF\xBF\xBD au lait"), std::string::npos) << t.reason;
+  EXPECT_NO_THROW(nlohmann::json(t.reason).dump());
 }
 
 }  // namespace
