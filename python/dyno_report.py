@@ -26,7 +26,9 @@ __all__ = ["start", "knobs", "seed", "Reporter", "environment_name"]
 
 
 class Knobs(dict):
-    """The trial's knob values; remembers which ones the program read."""
+    """The trial's knob values; remembers which ones the program read. A knob start() was not given
+    a default for is read from its DYNO_KNOB_<NAME> when the point does not hold it (outside a trial:
+    best-config.sh sets only those), typed as get()'s default."""
 
     def __init__(self, values):
         super().__init__(values)
@@ -34,10 +36,14 @@ class Knobs(dict):
 
     def __getitem__(self, name):
         self.read.add(name)
+        if not super().__contains__(name) and environment_name(name) in os.environ:
+            return _typed(environment_name(name), os.environ[environment_name(name)], None)
         return super().__getitem__(name)
 
     def get(self, name, default=None):
         self.read.add(name)
+        if not super().__contains__(name) and environment_name(name) in os.environ:
+            return _typed(environment_name(name), os.environ[environment_name(name)], default)
         return super().get(name, default)
 
 

@@ -7,9 +7,9 @@
 //                        did not hide; CUDA: NCCL kernels no compute kernel overlaps), reach
 //                        kCommunicationBoundShare of the step
 //   host-overhead-bound  CPU: time outside ATen ops (less exposed communication) plus the fixed
-//                        cost of every op call, nested ones included (each is a dispatch; the
-//                        cost is measured on the same machine), reach kHostOverheadBoundShare of a
-//                        profiled step; CUDA: the device is idle that share of a profiled step
+//                        cost of every outermost op call (each is a dispatch; the cost is measured
+//                        on the same machine), reach kHostOverheadBoundShare of a profiled step;
+//                        CUDA: the device is idle that share of a profiled step or more
 //   compute-bound        matrix multiplies and convolutions take kComputeBoundGemmShare of the op
 //                        (CPU) or kernel (CUDA) time
 //   memory-bound         otherwise: elementwise, copy and reduction ops dominate

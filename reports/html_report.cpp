@@ -364,16 +364,16 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
     if (seeds.size() > 1) {
       h << "<table><tr><th>seed</th><th>tuned</th><th>default</th><th>speed-up</th></tr>";
       for (const auto& pair : seeds)
-        h << "<tr><td>" << pair.value("seed", nlohmann::json()).dump() << "</td><td>" << seconds(pair["best"]["time_to_target_s"]) << "</td><td>"
-          << seconds(pair["default"]["time_to_target_s"]) << "</td><td>"
-          << (pair["speedup"].is_number() ? format_fixed(pair["speedup"].get<double>(), 2) + "x" : std::string("-")) << "</td></tr>";
+        h << "<tr><td>" << escape(pair.value("seed", nlohmann::json()).dump()) << "</td><td>" << seconds(pair["best"].value("time_to_target_s", nlohmann::json()))
+          << "</td><td>" << seconds(pair["default"].value("time_to_target_s", nlohmann::json())) << "</td><td>"
+          << (pair.value("speedup", nlohmann::json()).is_number() ? format_fixed(pair.value("speedup", 0.0), 2) + "x" : std::string("-")) << "</td></tr>";
       h << "</table><p>Verification over " << seeds.size() << " seeds (total default time over total tuned time)";
     } else {
-      h << "<p>Verification (trained to the target): tuned " << seconds(v["best"]["time_to_target_s"]) << ", default "
-        << seconds(v["default"]["time_to_target_s"]);
+      h << "<p>Verification (trained to the target): tuned " << seconds(v["best"].value("time_to_target_s", nlohmann::json())) << ", default "
+        << seconds(v["default"].value("time_to_target_s", nlohmann::json()));
     }
-    if (v["speedup"].is_number()) {
-      const double speedup = v["speedup"].get<double>();
+    if (v.value("speedup", nlohmann::json()).is_number()) {
+      const double speedup = v.value("speedup", 0.0);
       if (speedup >= 1) h << ", <b>" << format_fixed(speedup, 2) << "x sooner</b>";
       else h << ", <b>" << format_fixed(speedup, 2) << "x</b> (the default reached it sooner)";
     }

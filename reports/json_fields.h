@@ -38,6 +38,7 @@ class JsonFields {
   // A nested object, or an empty one when absent.
   JsonFields object(const char* key) const;
   const nlohmann::json& json() const { return object_; }
+  const std::string& where() const { return where_; }
   // Throws UserError("[area] where: unknown field 'key' (valid: ...)") unless every field is one of `valid`.
   void only(std::initializer_list<const char*> valid) const;
 

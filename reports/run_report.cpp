@@ -18,19 +18,24 @@ nlohmann::json curve_to_json(const std::vector<CurvePoint>& curve) {
   return j;
 }
 
-// A number, or NaN where the report has null (a value that was not finite when written).
-double number_at(const nlohmann::json& j, const char* key, double missing = 0.0) {
-  if (!j.contains(key)) return missing;
-  return j[key].is_number() ? j[key].get<double>() : std::nan("");
+// A number, or NaN where the report has null (a value that was not finite when written); any
+// other value is refused, named.
+double number_at(const JsonFields& j, const char* key, double missing = 0.0) {
+  if (!j.json().contains(key)) return missing;
+  const nlohmann::json& value = j.json()[key];
+  if (value.is_null()) return std::nan("");
+  if (!value.is_number()) j.fail(key, "a number (null where it was not finite)");
+  return value.get<double>();
 }
 
 std::vector<CurvePoint> curve_from_json(const JsonFields& curves, const char* name) {
   std::vector<CurvePoint> curve;
   if (!curves.has(name)) return curve;
   if (!curves.json()[name].is_array()) curves.fail(name, "an array of {step, epoch, time_s, value}");
+  size_t i = 0;
   for (const auto& point : curves.json()[name]) {
-    const JsonFields p(point, "report", "curve point");
-    curve.push_back({p.integer("step"), number_at(point, "epoch"), number_at(point, "time_s"), number_at(point, "value")});
+    const JsonFields p(point, "report", curves.where() + "." + name + "[" + std::to_string(i++) + "]");
+    curve.push_back({p.integer("step"), number_at(p, "epoch"), number_at(p, "time_s"), number_at(p, "value")});
   }
   return curve;
 }
@@ -126,13 +131,13 @@ RunReport report_from_json(const nlohmann::json& json, const std::string& where)
   o.throughput_unit = s.text("throughput_unit", "samples");
   if (!s.json().contains("samples_per_second"))
     throw UserError("report", where + ": summary has no 'samples_per_second' field; is this a dyno run report?");
-  o.samples_per_second = number_at(s.json(), "samples_per_second");
-  o.samples_per_second_spread = number_at(s.json(), "samples_per_second_spread");
+  o.samples_per_second = number_at(s, "samples_per_second");
+  o.samples_per_second_spread = number_at(s, "samples_per_second_spread");
   if (s.has("time_to_target_s")) o.time_to_target_s = s.number("time_to_target_s");
   if (s.has("final_metric")) {
     const JsonFields m = s.object("final_metric");
     o.metric_name = m.text("name");
-    o.final_metric = number_at(m.json(), "value", std::nan(""));
+    o.final_metric = number_at(m, "value", std::nan(""));
     o.higher_is_better = m.flag("higher_is_better", true);
   }
   o.target = s.number("target");

@@ -38,15 +38,20 @@ void each_object(const JsonFields& parent, const char* key, const std::string& w
 // another program is refused naming the field and the value, before anything is rendered.
 void check_tune_report(const nlohmann::json& tune, const std::string& where) {
   const JsonFields r(tune, "report", where);
-  for (const char* key : {"kind", "workload", "device", "strategy", "objective"}) r.text(key);
+  // Text the HTML shows: absent, or a string (dyno never writes null there).
+  auto texts = [](const JsonFields& object, std::initializer_list<const char*> keys) {
+    for (const char* key : keys)
+      if (object.json().contains(key) && !object.json()[key].is_string()) object.fail(key, "a string");
+  };
+  texts(r, {"kind", "workload", "device", "strategy", "objective", "throughput_unit"});
   r.integer("grid_size");
   const JsonFields cost = r.object("cost");
   cost.integer("trials");
   cost.number("trial_time_s");
   cost.number("wall_time_s");
-  auto trial_fields = [](const JsonFields& t) {
-    t.integer("id");
-    for (const char* key : {"outcome", "stage", "reason", "changes", "key", "report_path"}) t.text(key);
+  auto trial_fields = [&](const JsonFields& t) {
+    t.required_integer("id");  // the charts and the table name every trial by it
+    texts(t, {"outcome", "stage", "reason", "changes", "key", "report_path"});
     for (const char* key : {"samples_per_second", "ci_low", "ci_high", "peak_memory_bytes", "estimate"}) t.number(key);
   };
   each_object(r, "trials", where, trial_fields);
@@ -55,7 +60,24 @@ void check_tune_report(const nlohmann::json& tune, const std::string& where) {
     f.integer("processes");
   });
   if (r.has("best")) trial_fields(r.object("best"));
-  for (const char* key : {"verification", "profiles", "environment"}) r.object(key);
+  for (const char* key : {"profiles", "environment"}) r.object(key);
+  texts(r.object("environment"), {"cpu_model", "libtorch_version", "dyno_revision"});
+  // The verification: the tuned and the default run (each with its time to the target), the
+  // speed-up, and per seed the same.
+  const JsonFields verification = r.object("verification");
+  auto runs = [](const JsonFields& pair, bool required) {
+    if (!required && !pair.has("best")) return;
+    for (const char* side : {"best", "default"}) {
+      if (!pair.json().contains(side) || !pair.json()[side].is_object()) pair.fail(side, "an object (the " + std::string(side) + " configuration's run)");
+      pair.object(side).number("time_to_target_s");
+    }
+    pair.number("speedup");
+  };
+  runs(verification, false);
+  each_object(verification, "seeds", where + ".verification", [&](const JsonFields& seed) {
+    seed.integer("seed");
+    runs(seed, true);
+  });
 }
 
 struct ReportArgs {

@@ -33,6 +33,22 @@ tuned = knobs_with({"DYNO_KNOB_BATCH_SIZE": "256", "DYNO_KNOB_AMP": "bf16", "DYN
                     "DYNO_KNOB_LR": "0.002", "DYNO_KNOB_DDP_WORLD_SIZE": "2"})
 assert tuned == dict(batch_size=256, amp="bf16", batched_fetch=True, lr=0.002, **{"ddp.world_size": 2}), tuned
 
+# A knob the program reads without having given start() its default: in a trial DYNO_POINT holds
+# it; in best-config.sh's run only its DYNO_KNOB_<NAME> does, typed as get()'s default.
+saved = dict(os.environ)
+try:
+    for name in list(os.environ):
+        if name.startswith("DYNO_"):
+            del os.environ[name]
+    os.environ.update({"DYNO_KNOB_NUM_WORKERS": "4", "DYNO_KNOB_OPTIMIZER": "sgd"})
+    late = dyno_report.knobs(batch_size=64)
+    assert late.get("num_workers", 0) == 4, late.get("num_workers", 0)
+    assert late["optimizer"] == "sgd" and late.get("prefetch", 2) == 2
+    assert {"num_workers", "optimizer", "prefetch"} <= late.read
+finally:
+    os.environ.clear()
+    os.environ.update(saved)
+
 # A knob's variable is named byte by byte, as dyno names it: "café" is DYNO_KNOB_CAF__ (é is two bytes).
 assert dyno_report.environment_name("café") == "DYNO_KNOB_CAF__"
 assert dyno_report.environment_name("ddp.world_size") == "DYNO_KNOB_DDP_WORLD_SIZE"

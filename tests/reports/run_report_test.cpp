@@ -1,5 +1,6 @@
 #include "dyno/reports/run_report.h"
 
+#include <cmath>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -67,6 +68,29 @@ TEST(RunReport, ReadRejectsMalformedFiles) {
   write_report((dir / "good.json").string(), sample());
   EXPECT_DOUBLE_EQ(read_report((dir / "good.json").string()).summary.samples_per_second, 1234.5);
   std::filesystem::remove_all(dir);
+}
+
+// A figure may be null (not finite when written: read as NaN); text where a number belongs is a
+// hand edit, refused naming the field and where it is, not read as NaN.
+TEST(RunReport, AFigureOfAnotherTypeIsRefusedNamingIt) {
+  nlohmann::json j = to_json(sample());
+  j["summary"]["samples_per_second"] = nullptr;
+  EXPECT_TRUE(std::isnan(report_from_json(j, "'run.json'").summary.samples_per_second));
+  j["summary"]["samples_per_second"] = "1234";
+  try {
+    report_from_json(j, "'run.json'");
+    ADD_FAILURE() << "a string figure was read";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'run.json'.summary: field 'samples_per_second' is \"1234\"; expected a number"), std::string::npos) << e.what();
+  }
+  j = to_json(sample());
+  j["curves"]["loss"] = nlohmann::json::array({{{"step", 1}, {"epoch", 0.1}, {"time_s", "soon"}, {"value", 2.0}}});
+  try {
+    report_from_json(j, "'run.json'");
+    ADD_FAILURE() << "a string time was read";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'run.json'.curves.loss[0]: field 'time_s' is \"soon\""), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -300,6 +300,15 @@ TEST(Cli, ReportRefusesMistypedFilesNamingTheField) {
       {R"({"schema_version": "1.3", "kind": "tune", "trials": [{"id": "x"}]})", "report.json'.trials[0]: field 'id' is \"x\"; expected an integer"},
       {R"({"schema_version": "1.3", "kind": "tune", "cost": "x"})", "report.json': field 'cost' is \"x\"; expected an object"},
       {R"({"schema_version": "1.3", "kind": "tune", "pareto_front": [5]})", "report.json'.pareto_front[0] is 5; expected a JSON object"},
+      // What the HTML reads by name, missing or null, is refused before anything is rendered.
+      {R"({"schema_version": "1.3", "kind": "tune", "trials": [{"outcome": "ok", "samples_per_second": 5}]})",
+       "report.json'.trials[0] has no field 'id'"},
+      {R"({"schema_version": "1.3", "kind": "tune", "trials": [{"id": 1, "report_path": null}]})",
+       "report.json'.trials[0]: field 'report_path' is null; expected a string"},
+      {R"({"schema_version": "1.3", "kind": "tune", "verification": {"best": {"time_to_target_s": 1}}})",
+       "report.json'.verification: field 'default' is missing; expected an object (the default configuration's run)"},
+      {R"({"schema_version": "1.3", "kind": "tune", "verification": {"seeds": [{"seed": "<img src=x>", "best": {}, "default": {}}]}})",
+       "report.json'.verification.seeds[0]: field 'seed' is \"<img src=x>\"; expected an integer"},
   };
   for (const auto& [text, message] : reports) {
     write_file_atomically(tune + "/report.json", text);
