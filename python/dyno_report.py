@@ -14,7 +14,8 @@ window, and again for any read later): a knob it never reads is not acknowledged
 refuses that trial, so a knob the program ignores never wins. Outside dyno (no DYNO_REPORT in the
 environment) reporting does nothing, so the same script runs on its own, with the defaults or with
 the DYNO_KNOB_<NAME> variables set, as `sh best-config.sh` runs the tuned configuration. Only rank
-0 (RANK unset or 0) writes.
+0 (RANK, else SLURM_PROCID, unset or 0) writes, for the job: a step's items count once per rank
+(WORLD_SIZE, else SLURM_NTASKS).
 """
 
 import json
@@ -105,8 +106,11 @@ class Reporter:
 
     def __init__(self, window_seconds=0.5, path=None, knobs=None):
         self.path = path if path is not None else os.environ.get("DYNO_REPORT")
-        if os.environ.get("RANK", "0") != "0":
+        # torchrun sets RANK and WORLD_SIZE, srun SLURM_PROCID and SLURM_NTASKS: rank 0 reports for the
+        # job, its items counted once for each rank (data parallelism steps every rank alike).
+        if os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")) != "0":
             self.path = None
+        self.ranks = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_NTASKS", "1")))
         self.window_seconds = float(window_seconds)
         self._start = time.perf_counter()
         self._file = open(self.path, "a") if self.path else None
@@ -146,13 +150,14 @@ class Reporter:
         self._write(event)
 
     def step(self, items, loss=None):
-        """Counts one optimizer step of `items` samples; writes a window every `window_seconds`."""
+        """Counts one optimizer step of `items` samples of this rank's (the job's: that times the
+        ranks); writes a window every `window_seconds`."""
         now = self._last_step = time.perf_counter()
         if self._window_start is None:  # the first step's end opens the first window
             self._window_start = now
             return
         self._steps += 1
-        self._items += items
+        self._items += items * self.ranks
         if loss is not None:
             loss = loss.detach().float() if hasattr(loss, "detach") else loss  # summed in float32, not a half type
             self._loss = loss if self._loss is None else self._loss + loss

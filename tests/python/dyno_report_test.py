@@ -73,4 +73,29 @@ for variable, text, expected in [("DYNO_KNOB_BATCHED_FETCH", "yes", "expected tr
     else:
         raise AssertionError(f"{variable}={text} was accepted")
 
+# Under a launcher rank 0 reports for the job: a step's items once per rank; another rank writes nothing.
+def window_items(environment):
+    saved = dict(os.environ)
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            for name in list(os.environ):
+                if name.startswith("DYNO_") or name in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS"):
+                    del os.environ[name]
+            os.environ.update(environment)
+            report = dyno_report.Reporter(window_seconds=0, path=os.path.join(folder, "report.jsonl"))
+            for _ in range(3):
+                report.step(8)
+            report.done()
+            lines = [json.loads(line) for line in open(os.path.join(folder, "report.jsonl"))] if os.path.exists(os.path.join(folder, "report.jsonl")) else []
+            return [line["items"] for line in lines if line["event"] == "window"]
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+
+assert window_items({}) == [8, 8], window_items({})
+assert window_items({"RANK": "0", "WORLD_SIZE": "4"}) == [32, 32], window_items({"RANK": "0", "WORLD_SIZE": "4"})
+assert window_items({"SLURM_PROCID": "0", "SLURM_NTASKS": "2"}) == [16, 16]
+assert window_items({"SLURM_PROCID": "1", "SLURM_NTASKS": "2"}) == []
+
 print("ok")
