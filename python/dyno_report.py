@@ -177,7 +177,8 @@ class Reporter:
         self._write({"event": "eval", "metric": metric, "value": _number(value), "elapsed": self.elapsed()})
         if self._window_start is not None:  # the time since the last step (the evaluation's) is not the window's
             now = time.perf_counter()
-            self._window_start += now - self._last_step
+            # (from the window's start when a window closed at the last step: its wait is already out)
+            self._window_start += now - max(self._last_step, self._window_start)
             self._last_step = now
 
     def done(self):

@@ -98,4 +98,38 @@ assert window_items({"RANK": "0", "WORLD_SIZE": "4"}) == [32, 32], window_items(
 assert window_items({"SLURM_PROCID": "0", "SLURM_NTASKS": "2"}) == [16, 16]
 assert window_items({"SLURM_PROCID": "1", "SLURM_NTASKS": "2"}) == []
 
+# An evaluation's time is left out of the windows, and only once: a window that closed at the step
+# before it already ended after that step's wait for the device (here 1 s), so the next window keeps
+# its own length. A fake clock: each read advances it by the step.
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+        self.ticks = []
+
+    def __call__(self):
+        self.now += self.ticks.pop(0) if self.ticks else 0.0
+        return self.now
+
+
+clock, real_clock = Clock(), dyno_report.time.perf_counter
+dyno_report.time.perf_counter = clock
+try:
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "report.jsonl")
+        clock.ticks = [0.0]
+        report = dyno_report.Reporter(window_seconds=1.0, path=path)
+        clock.ticks = [0.5, 1.0, 1.0]      # opening step at 0.5; a step at 1.5 closes the window after a 1 s wait (2.5)
+        report.step(8)
+        report.step(8)
+        clock.ticks = [3.0, 0.0]           # an evaluation of 3 s: 5.5
+        report.eval("accuracy", 0.5)
+        clock.ticks = [0.6, 0.6, 0.0]      # two steps of 0.6 s: the next window is 1.2 s long
+        report.step(8)
+        report.step(8)
+        report.done()
+        windows = [json.loads(line) for line in open(path) if '"window"' in line]
+    assert [round(w["seconds"], 6) for w in windows] == [2.0, 1.2], windows
+finally:
+    dyno_report.time.perf_counter = real_clock
+
 print("ok")
