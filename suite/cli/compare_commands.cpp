@@ -182,7 +182,7 @@ struct CheckArgs {
 // `cpus`: the CPUs the run may use (empty: any).
 // A candidate's run that fails (a crash, a timeout, an error) fails the gate: the candidate cannot
 // train what the baseline trained. A failure on the recording or base side is an error (exit 2).
-std::atomic<bool> check_interrupted{false};  // SIGINT or SIGTERM: stop the measurement run, record nothing
+std::atomic<bool> check_interrupted{false};  // SIGINT, SIGTERM or SIGHUP: stop the measurement run, record nothing
 struct CheckInterrupted {};
 struct CandidateFailed {
   std::string reason;
@@ -515,6 +515,7 @@ int run_check(const CheckArgs& a) {
   auto on_interrupt = [](int) { check_interrupted = true; };
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
+  std::signal(SIGHUP, on_interrupt);  // a closed terminal or ssh session: stop the measurement run too
   try {
     const ScratchDir work("dyno-check");
     return measure_and_check(a, work.path());

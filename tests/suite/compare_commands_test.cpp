@@ -396,16 +396,19 @@ TEST(CheckCommand, LeavesNoScratchFolderBehind) {
   EXPECT_NE(r.output.find("--pairing abba: pairs are runs of two builds"), std::string::npos) << r.output;
   EXPECT_TRUE(std::filesystem::is_empty(tmp));
 
-  // Interrupted once the first run's config is written: its process is stopped, nothing is recorded.
-  const std::string log = (dir / "interrupted.txt").string(), interrupted = (dir / "interrupted.json").string();
-  const std::string script = tmpdir + " " + DYNO_BINARY + " check --record " + interrupted +
-                             " -w fashion-mlp --runs 3 --set size=tiny threads=1 max_steps=1000000 > " + log + " 2>&1 & pid=$!; " +
-                             "for i in $(seq 600); do ls " + tmp.string() + "/dyno-check-*/run-0.config.json > /dev/null 2>&1 && break; sleep 0.05; done; " +
-                             "kill -INT $pid; wait $pid";
-  EXPECT_EQ(WEXITSTATUS(std::system(("bash -c '" + script + "'").c_str())), 130) << read_file(log);
-  EXPECT_NE(read_file(log).find("[check] interrupted: nothing was recorded or judged"), std::string::npos) << read_file(log);
-  EXPECT_FALSE(std::filesystem::exists(interrupted));
-  EXPECT_TRUE(std::filesystem::is_empty(tmp));
+  // Interrupted once the first run's config is written (Ctrl-C, or a closed terminal's SIGHUP): its
+  // process is stopped, nothing is recorded.
+  for (const char* signal : {"INT", "HUP"}) {
+    const std::string log = (dir / "interrupted.txt").string(), interrupted = (dir / "interrupted.json").string();
+    const std::string script = tmpdir + " " + DYNO_BINARY + " check --record " + interrupted +
+                               " -w fashion-mlp --runs 3 --set size=tiny threads=1 max_steps=1000000 > " + log + " 2>&1 & pid=$!; " +
+                               "for i in $(seq 600); do ls " + tmp.string() + "/dyno-check-*/run-0.config.json > /dev/null 2>&1 && break; sleep 0.05; done; " +
+                               "kill -" + signal + " $pid; wait $pid";
+    EXPECT_EQ(WEXITSTATUS(std::system(("bash -c '" + script + "'").c_str())), 130) << signal << read_file(log);
+    EXPECT_NE(read_file(log).find("[check] interrupted: nothing was recorded or judged"), std::string::npos) << read_file(log);
+    EXPECT_FALSE(std::filesystem::exists(interrupted));
+    EXPECT_TRUE(std::filesystem::is_empty(tmp));
+  }
   testing::remove_tree(dir);
 }
 
