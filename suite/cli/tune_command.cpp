@@ -542,7 +542,7 @@ void leave_throughput_blind_knobs(Tunable& t) {
 // afresh from the new winner.
 void set_aside_phase_started_elsewhere(const std::string& dir, const nlohmann::json& base_header) {
   const std::string journal = dir + "/journal.jsonl";
-  const nlohmann::json old = read_journal(journal).header;
+  const nlohmann::json old = read_journal_header(journal);
   if (!old.is_object() || old.value("base_config", nlohmann::json()) == base_header) return;
   int n = 1;
   while (std::filesystem::exists(dir + "/journal-set-aside-" + std::to_string(n) + ".jsonl") || std::filesystem::exists(dir + "/trials-set-aside-" + std::to_string(n)))
@@ -563,7 +563,7 @@ int run_tune(const TuneArgs& args) {
   const bool program = !args.command.empty();
   if (!program && !args.target.empty()) throw UserError("tune", "--target is for --command programs; a workload's target is --set target=VALUE");
   // Resuming time to target over another objective's journal is refused now, not after phase 1.
-  if (const nlohmann::json old = args.resume ? read_journal(args.out + "/journal.jsonl").header : nlohmann::json();
+  if (const nlohmann::json old = args.resume ? read_journal_header(args.out + "/journal.jsonl") : nlohmann::json();
       old.is_object() && old.contains("objective") && old["objective"] != args.objective)
     throw UserError("tune", "--resume: the journal in '" + args.out + "' was made with " + first_difference("objective", old.value("objective", nlohmann::json()), args.objective) +
                                 "; give the same options as the first run, or choose another --out");
