@@ -13,9 +13,8 @@ namespace dyno {
 // the process exited by itself (or was stopped), and the trial is untouched.
 bool record_abnormal_end(Trial& trial, const ChildResult& child, double timeout_s);
 
-// How long a trial's process may run before it is killed as hung: `timeout_s` (--trial-timeout),
-// or the trial's own time cap and a minute when that is longer (a budget level's cap grows with its
-// units: a trial measuring at its cap is not a hang).
-inline double hang_limit_s(double timeout_s, double time_cap_s) { return time_cap_s + 60 > timeout_s ? time_cap_s + 60 : timeout_s; }
+// How long a trial's process may run before it is killed as hung: `timeout_s` (--trial-timeout)
+// for each of the units it measures (a budget level's cap grows with its units, and so does this).
+inline double hang_limit_s(double timeout_s, int64_t units) { return timeout_s * static_cast<double>(units > 1 ? units : 1); }
 
 }  // namespace dyno

@@ -138,9 +138,6 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
       report_error = e.what();
       return stop_reason = "report error", true;
     }
-    // A program that has reported nothing is timed as a whole process: --trial-timeout bounds it
-    // (one that reports is stopped at its cap, which may be the longer: hang_limit_s).
-    if (seen.empty() && elapsed > options_.timeout_s) return stop_reason = "timeout", true;
     if (to_target) {
       if (reaching_evaluation(seen, *options_.target)) return stop_reason = "target", true;
       if (elapsed > time_cap) return stop_reason = "time cap", true;
@@ -163,9 +160,8 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   child_options.should_stop = should_stop;
   ChildResult child;
   ProgramReport report;
-  const double hang_limit = hang_limit_s(options_.timeout_s, time_cap);
+  const double hang_limit = hang_limit_s(options_.timeout_s, to_target ? 1 : request.units);
   child = run_child(options_.program.argv_for(full, seed), log_path, hang_limit, &interrupted, child_options);
-  if (stop_reason == "timeout") child.timed_out = true;
   try {
     const bool ended = !child.stopped && !child.signaled && !child.timed_out && !child.interrupted;
     if (report_error.empty()) report = read_program_report(report_path, child.wall_time_s, &seen, ended);
@@ -184,7 +180,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   if (std::none_of(report.windows.begin(), report.windows.end(), [](const ReportWindow& w) { return w.loss.has_value(); })) trial.losses.clear();
   trial.windows = measured_throughputs(report, options_.warmup_windows);
 
-  if (record_abnormal_end(trial, child, stop_reason == "timeout" ? options_.timeout_s : hang_limit)) return trial;
+  if (record_abnormal_end(trial, child, hang_limit)) return trial;
   if (!child.stopped && child.exit_code != 0) {
     const std::string last = error_line_of(log_path);
     // A program's own words for a full disk or a file size limit (strerror's, as Python's OSError

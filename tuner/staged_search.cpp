@@ -92,7 +92,8 @@ bool is_ordered(const Axis& axis) { return !axis.values.empty() && axis.values.f
 
 void grow_batch(Climber& climber, const SearchSpace& space, const std::string& stage) {
   const Axis* axis = space.find("batch_size");
-  if (!axis) return;
+  // (A program's own batch_size, declared in its space, is another role's knob: tried as any other.)
+  if (!axis || space.knob(axis->knob).role != KnobRole::Batch) return;
   std::set<int64_t> sizes;
   for (const auto& v : axis->values) sizes.insert(v.get<int64_t>());
   int64_t good = climber.current()["batch_size"].get<int64_t>(), probe = good;

@@ -30,7 +30,7 @@ SearchSpace take_convergence_axes(SearchSpace& space, const ConvergenceDefaults&
 }
 
 std::vector<int64_t> larger_batches(const SearchSpace& throughput_space, const nlohmann::json& winner, int64_t recipe_batch) {
-  if (!throughput_space.find("batch_size") || !winner.contains("batch_size")) return {};
+  if (!throughput_space.find("batch_size") || throughput_space.knob("batch_size").role != KnobRole::Batch || !winner.contains("batch_size")) return {};
   const int64_t best = winner["batch_size"].get<int64_t>();
   if (best < recipe_batch) return {};
   std::vector<int64_t> larger;

@@ -35,12 +35,19 @@ Tuner::Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& execu
     replayed_.push_back(false);
   }
   resumed_ = !trials_.empty();
-  next_id_ = static_cast<int64_t>(trials_.size()) + 1;
+  // After the last id journaled (a candidate killed while its guard reference, journaled first
+  // under the next id, ran is run again under a new one: its folder is not the reference's).
+  for (const auto& t : trials_) next_id_ = std::max(next_id_, t.id + 1);
 }
 
 std::optional<Trial> Tuner::recall(const std::string& key) {
   const auto it = by_key_.find(key);
   if (it == by_key_.end()) return std::nullopt;
+  // A guard reference measured for this trial (it took the next id, and was journaled just before
+  // it) came into view with it the first time: so it does in the replay.
+  if (const size_t i = it->second; i > 0 && !replayed_[i - 1] && trials_[i - 1].id == trials_[i].id + 1 &&
+                                    trials_[i - 1].role() == TrialRole::GuardReference)
+    replayed_[i - 1] = true;
   replayed_[it->second] = true;
   return trials_[it->second];
 }

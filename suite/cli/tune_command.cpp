@@ -559,10 +559,19 @@ int run_tune(const TuneArgs& args) {
   if (args.objective != "throughput" && args.objective != "time-to-target")
     throw UserError("tune", "--objective: '" + args.objective + "' is not one of throughput, time-to-target");
   make_strategy(args.strategy);  // validates the name before anything runs
+  if (args.trial_cap_s >= args.trial_timeout_s)
+    throw UserError("tune", "--trial-cap " + format_fixed(args.trial_cap_s, 1) + " is not below --trial-timeout " + format_fixed(args.trial_timeout_s, 1) +
+                                ": a trial measuring to its cap would be killed as hung; raise --trial-timeout or lower --trial-cap");
   const bool to_target = args.objective == "time-to-target";
   const bool program = !args.command.empty();
   if (!program && !args.target.empty()) throw UserError("tune", "--target is for --command programs; a workload's target is --set target=VALUE");
   // Resuming time to target over another objective's journal is refused now, not after phase 1.
+  // (A time-to-target run interrupted in phase 1 has only its phase-1 journal, in throughput/.)
+  const bool phase_one_only = args.resume && !std::filesystem::exists(args.out + "/journal.jsonl") &&
+                              std::filesystem::exists(args.out + "/throughput/journal.jsonl");
+  if (phase_one_only && !to_target)
+    throw UserError("tune", "--resume: the journal in '" + args.out + "' was made with --objective time-to-target (its phase 1, in " + args.out +
+                                "/throughput), not " + args.objective + "; give the same options as the first run, or choose another --out");
   if (const nlohmann::json old = args.resume ? read_journal_header(args.out + "/journal.jsonl") : nlohmann::json();
       old.is_object() && old.contains("objective") && old["objective"] != args.objective)
     throw UserError("tune", "--resume: the journal in '" + args.out + "' was made with " + first_difference("objective", old.value("objective", nlohmann::json()), args.objective) +
@@ -726,7 +735,7 @@ int run_tune(const TuneArgs& args) {
     std::cout << trials_table(tuner);
     const double estimate = best ? tuner.estimated_objective(best->point) : 0.0;
     const size_t processes = best ? tuner.evidence(best->point).processes() : 0;
-    if (best && to_target) {
+    if (best && !tuner.options().throughput()) {  // (time to target interrupted in phase 1 ends on phase 1's tuner)
       const std::string changes = summary.best_changes.empty() ? describe_changes(tuner, best->point) : summary.best_changes;
       std::printf("\nbest: trial %lld, %.1f s to target estimated over %zu seed%s (this one %.1f s), %s\n", static_cast<long long>(best->id),
                   1.0 / estimate, processes, processes == 1 ? "" : "s", best->time_to_target_s.value_or(0.0), changes.c_str());
@@ -815,7 +824,7 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str()
       ->check(whole_number_in(1, 10000000));
   cmd->add_option("--trial-cap", args->trial_cap_s, "seconds a throughput trial may measure")->capture_default_str()->check(number_in(0.1, 1e7));
-  cmd->add_option("--trial-timeout", args->trial_timeout_s, "seconds after which a trial is killed and recorded as timeout")->capture_default_str()->check(number_in(1, 1e7));
+  cmd->add_option("--trial-timeout", args->trial_timeout_s, "seconds after which a trial is killed and recorded as timeout (a trial measuring several units at a higher budget level: that many times)")->capture_default_str()->check(number_in(1, 1e7));
   cmd->add_option("--verify-cap", args->verify_cap_s, "seconds a train-to-target run may take")->capture_default_str()->check(number_in(1, 1e7));
   cmd->add_option("--verify-seeds", args->verify_seeds, "verification pairs (tuned, default), one per seed; the speedup is over all of them")
       ->capture_default_str()

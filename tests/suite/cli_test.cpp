@@ -151,6 +151,7 @@ TEST(Cli, NumericOptionsRefuseValuesOutsideTheirRange) {
       {"tune -w fashion-mlp -o /tmp/dyno_never_written --seed -1", "--seed: '-1' is not a whole number from 0 to 9223372036854775807"},
       {"tune -w fashion-mlp -o /tmp/dyno_never_written --measure-steps 0", "--measure-steps: '0' is not a whole number from 1 to 10000000"},
       {"tune -w fashion-mlp -o /tmp/dyno_never_written --trial-timeout 0", "--trial-timeout: '0' is not a number from 1 to 1e+07"},
+      {"tune -w fashion-mlp -o /tmp/dyno_never_written --trial-cap 400", "--trial-cap 400.0 is not below --trial-timeout 300.0"},
       {"launch --master-port 70000 -- true", "--master-port: '70000' is not a whole number from 0 to 65535"},
       {"train --profile-steps 0", "--profile-steps: '0' is not a whole number from 1 to 100000"},
   };

@@ -247,6 +247,13 @@ TEST(TuneCommand, ResumingTimeToTargetKeepsItsCapsSetsAsideAStalePhaseTwoAndRefu
   EXPECT_EQ(WEXITSTATUS(r), 2);
   EXPECT_NE(read_file(dir + "/objective.txt").find("was made with objective \"time-to-target\", not \"throughput\""), std::string::npos)
       << read_file(dir + "/objective.txt");
+  // ... also when it was interrupted in phase 1, which has only its own journal (throughput/).
+  std::filesystem::remove(dir + "/run/journal.jsonl");
+  const auto r1 = std::system((std::string(DYNO_BINARY) + " tune -w fashion-mlp --space " + dir + "/space.json --resume --out " + dir + "/run > " +
+                               dir + "/objective.txt 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(r1), 2);
+  EXPECT_NE(read_file(dir + "/objective.txt").find("was made with --objective time-to-target (its phase 1"), std::string::npos)
+      << read_file(dir + "/objective.txt");
   std::system(("rm -rf " + dir).c_str());
 }
 

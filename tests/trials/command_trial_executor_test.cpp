@@ -260,9 +260,9 @@ TEST_F(CommandTrials, ALauncherTemplateGoesInFrontOfTheProgram) {
   EXPECT_NE(t.reason.find("knob ddp.world_size is not acknowledged"), std::string::npos) << t.reason;
 }
 
-// A measurement at a higher budget level has a longer cap (the units it runs): a cap longer than
-// --trial-timeout is the trial's time, not a hang.
-TEST_F(CommandTrials, ATrialMayRunToItsCapPastTheTrialTimeout) {
+// A measurement at a higher budget level runs more units, and has their cap and their timeout:
+// a cap that grew past --trial-timeout is the trial's time, not a hang.
+TEST_F(CommandTrials, ATrialOfSeveralUnitsHasTheTimeoutOfEach) {
   auto options = program(R"(printf '{"event": "knobs", "applied": {"batch_size": 8}}\n' >> "$DYNO_REPORT"
 i=0
 while true; do printf '{"event": "window", "items": %s, "seconds": 0.25}\n' $((100 + 200 * (i % 2))) >> "$DYNO_REPORT"; i=$((i + 1)); sleep 0.25; done

@@ -21,6 +21,13 @@ TEST(SearchSpace, ParsesListsAndRanges) {
   EXPECT_EQ(s.grid_size(), 4 * 3 * 2);
   EXPECT_EQ(s.grid().size(), 24u);
   EXPECT_EQ(SearchSpace::from_json(s.to_json()).to_json(), s.to_json());
+  // A range ending at or below 0 keeps its max.
+  s = SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"shift": {"min": -3, "max": -1, "step": 1}, "offset": {"min": -0.3, "max": 0, "step": 0.1}},
+                                                       "knobs": {"shift": {"type": "integer"}, "offset": {"type": "real"}}})"));
+  EXPECT_EQ(s.find("shift")->values, (std::vector<nlohmann::json>{-3, -2, -1}));
+  EXPECT_EQ(s.find("offset")->values.size(), 4u);
+  s.override_axis("shift=-5:-1:+2");
+  EXPECT_EQ(s.find("shift")->values, (std::vector<nlohmann::json>{-5, -3, -1}));
 }
 
 TEST(SearchSpace, CommandLineOverrides) {

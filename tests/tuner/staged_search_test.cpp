@@ -125,6 +125,19 @@ TEST(StagedSearch, TriesAProgramKnobAtTheStageOfItsDeclaredRole) {
   EXPECT_EQ(compile_stage, "knobs");
 }
 
+// A program's own batch_size, declared in its space (here words, not sizes), is its knob: tried
+// with the other knobs, not grown as dyno's batch size.
+TEST(StagedSearch, AProgramsOwnBatchSizeIsTriedAsItsOtherKnobs) {
+  SearchSpace space = SearchSpace::from_json(nlohmann::json::parse(R"({
+      "axes": {"threads": [1, 2], "batch_size": ["small", "large"]}, "knobs": {"batch_size": {"type": "choice", "choices": ["small", "large"]}}})"));
+  testing::TableExecutor executor([](const nlohmann::json& p) { return (p["batch_size"] == "large" ? 200.0 : 100.0) * p["threads"].get<double>(); });
+  Tuner tuner(space, {{"threads", 1}, {"batch_size", "small"}}, executor, with_strategy("staged"));
+  tuner.run();
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"threads", 2}, {"batch_size", "large"}}));
+  for (const auto& t : tuner.trials()) EXPECT_EQ(t.stage.rfind("batch", 0), std::string::npos) << t.stage;
+}
+
 // One thread instead of two loses by 37.5% on the synthetic objective, whether as the candidate
 // (from two threads) or as the incumbent (from one): the refinement does not try it again.
 TEST(StagedSearch, RefinementSkipsValuesThatLostDecisively) {

@@ -28,7 +28,7 @@ class TableExecutor : public TrialExecutor {
     t.point = point;
     t.budget_level = request.budget_level;
     t.wall_time_s = 1.0;
-    t.peak_memory_bytes = point.value("batch_size", int64_t{64}) * 1000;
+    t.peak_memory_bytes = (point.contains("batch_size") && point["batch_size"].is_number_integer() ? point["batch_size"].get<int64_t>() : 64) * 1000;
     const Interval i = interval_(point, request.budget_level);
     t.ci_low = i[0];
     t.samples_per_second = i[1];

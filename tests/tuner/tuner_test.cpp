@@ -456,6 +456,45 @@ TEST(Tuner, AReferenceNeverRunsPastTheTrialBudget) {
   EXPECT_EQ(tuner.executed_trials(), 1);
 }
 
+// A resumed search replays a guard's reference with the candidate it was measured for: it counts
+// against the budget and is evidence from there, as in the first run. A candidate killed while its
+// reference ran (the reference journaled, the candidate not) runs again under a new id, in a folder
+// of its own.
+TEST(Tuner, AResumedSearchReplaysAGuardReferenceWithItsCandidate) {
+  const std::string journal = temp_journal("resume_reference");
+  TunerOptions options;
+  options.journal_path = journal;
+  nlohmann::json bf16 = start(), fp32 = start();
+  bf16["amp"] = "bf16";
+  bf16["batch_size"] = fp32["batch_size"] = 128;
+  {
+    TrajectoryExecutor first;
+    Tuner tuner(testing::synthetic_space(), start(), first, options);
+    tuner.measure(bf16, "a");
+    ASSERT_EQ(tuner.executed_trials(), 2);
+  }
+  options.resume = true;
+  {
+    TrajectoryExecutor second;
+    Tuner resumed(testing::synthetic_space(), start(), second, options);
+    resumed.measure(bf16, "a");
+    EXPECT_EQ(second.executions, 0);
+    EXPECT_EQ(resumed.executed_trials(), 2);
+    EXPECT_EQ(resumed.evidence(fp32).processes(), 1u);
+  }
+  // The kill came after the reference's line: the candidate runs again, as trial 3, not as 2.
+  std::ifstream in(journal);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 2u);  // the reference (id 2), then the candidate (id 1)
+  write_file_atomically(journal, lines[0] + "\n");
+  TrajectoryExecutor third;
+  Tuner resumed(testing::synthetic_space(), start(), third, options);
+  EXPECT_EQ(resumed.measure(bf16, "a").id, 3);
+  EXPECT_EQ(third.names, (std::vector<std::string>{"trial-3"}));
+  std::remove(journal.c_str());
+}
+
 TEST(Tuner, GuardComparesAPointWithItsReferenceOnceNotAtEveryBudgetLevel) {
   TrajectoryExecutor executor;
   Tuner tuner(testing::synthetic_space(), start(), executor, TunerOptions{});
