@@ -6,6 +6,8 @@
 #include <numeric>
 #include <random>
 
+#include "dyno/workloads/workload_registry.h"
+
 namespace dyno {
 
 DataLoader::DataLoader(std::shared_ptr<const ExampleSource> source, LoaderOptions options)
@@ -41,7 +43,7 @@ Batch DataLoader::build(int64_t batch_index) const {
   const int64_t begin = batch_index * options_.batch_size;
   const int64_t end = std::min<int64_t>(begin + options_.batch_size, static_cast<int64_t>(order_.size()));
   std::vector<int64_t> indices(order_.begin() + begin, order_.begin() + end);
-  Batch batch = source_->make_batch(indices);
+  Batch batch = in_workload_code(options_.source_name + "'s make_batch", [&] { return source_->make_batch(indices); });
   if (options_.build_delay_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options_.build_delay_ms));
   if (options_.pin_memory) {
     batch.input = batch.input.pin_memory();

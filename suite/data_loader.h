@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct LoaderOptions {
   int64_t rank = 0;
   int64_t world_size = 1;
   double build_delay_ms = 0;  // each batch takes this much longer to build (testing: a slow source)
+  // Names the source in the error when its make_batch throws: that is the workload's code, and its
+  // error the user's (exit 2), at any batch of a run, from a worker thread or not.
+  std::string source_name = "the example source";
 };
 
 class DataLoader {

@@ -23,6 +23,11 @@ bool StoppingCriteria::reached(double metric) const {
   return parameters_.higher_is_better ? metric >= parameters_.target : metric <= parameters_.target;
 }
 
+void StoppingCriteria::restore(double best_metric, int64_t evaluations_without_improvement) {
+  best_metric_ = best_metric;
+  evaluations_without_improvement_ = evaluations_without_improvement;
+}
+
 std::string StoppingCriteria::after_evaluation(double metric) {
   const bool improved = parameters_.higher_is_better ? metric > best_metric_ : metric < best_metric_;
   if (improved) {

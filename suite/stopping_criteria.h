@@ -41,6 +41,12 @@ class StoppingCriteria {
   // Never with no target (0).
   bool reached(double metric) const;
 
+  // What after_evaluation has seen, for a saved state: the best metric (+-inf before any) and the
+  // evaluations since it improved; restore() continues from there in a resumed run.
+  double best_metric() const { return best_metric_; }
+  int64_t evaluations_without_improvement() const { return evaluations_without_improvement_; }
+  void restore(double best_metric, int64_t evaluations_without_improvement);
+
  private:
   Parameters parameters_;
   double best_metric_;

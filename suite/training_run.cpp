@@ -117,6 +117,7 @@ EvalResult evaluate(SegmentedModel& model, const Workload& workload, const std::
   options.batch_size = config.eval_batch_size > 0 ? config.eval_batch_size : std::max<int64_t>(config.batch_size, 500);
   options.shuffle = false;
   options.drop_last = false;
+  options.source_name = "'" + workload.name + "': the evaluation source";
   if (distributed) {
     distributed->broadcast_buffers(*model);
     options.rank = distributed->rank();
@@ -246,6 +247,7 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
   loader_options.pin_memory = config_.pin_memory;
   loader_options.seed = static_cast<uint64_t>(config_.seed);
   loader_options.build_delay_ms = config_.data_delay_ms;
+  loader_options.source_name = "'" + workload_.name + "': the training source";
   if (distributed_) {
     loader_options.rank = distributed_->rank();
     loader_options.world_size = distributed_->world_size();
@@ -281,6 +283,8 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
     batch_in_epoch_ = p.batch_in_epoch;
     elapsed_before_s_ = p.elapsed_s;
     if (p.scaler_scale > 0) scaler_.restore(p.scaler_scale, p.scaler_growth_tracker);
+    if (std::isfinite(p.best_metric)) stopping_.restore(p.best_metric, p.evaluations_without_improvement);
+    if (std::isfinite(p.time_to_target_s)) report_.summary.time_to_target_s = p.time_to_target_s;
   }
   first_step_ = step_;
   measure_from_ = config_.warmup_steps;
@@ -317,7 +321,10 @@ void TrainingRun::train() {
         if (step_ % config_.log_every_steps == 0 && !(stop_reason_ = log_point()).empty()) break;
         if (config_.save_every_steps > 0 && step_ % config_.save_every_steps == 0) {
           save_state(epoch_, batch_in_epoch_);
-          backend_->synchronize();  // the next window starts on an idle device: saving is not training throughput
+          // The next window starts on an idle device, and on every rank once rank 0 has written the
+          // state (the others would wait for it in their next collective): saving is not training throughput.
+          if (distributed_) distributed_->any(false);
+          backend_->synchronize();
           window_start_ = Clock::now();
           window_items_ = 0;
         }
@@ -494,7 +501,7 @@ std::string TrainingRun::log_point() {
   loss_count_ = 0;
   const double epoch_position = static_cast<double>(step_) / static_cast<double>(steps_per_epoch_);
   report_.loss_curve.push_back({step_, epoch_position, elapsed_s(), mean_loss});
-  report_.lr_curve.push_back({step_, epoch_position, elapsed_s(), schedule_.at(step_)});
+  report_.lr_curve.push_back({step_, epoch_position, elapsed_s(), schedule_.at(step_ - 1)});  // the last step's rate (step() set it at step_ - 1)
   bool diverged = !std::isfinite(mean_loss);
   if (distributed_) diverged = distributed_->any(diverged);
   if (diverged) {
@@ -560,7 +567,8 @@ void TrainingRun::save_state(int64_t epoch, int64_t batch_in_epoch) {
   optimizer_->before_save();
   save_training_state(config_.save_state, *model_, optimizer_->state(),
                       TrainingProgress{step_, epoch, batch_in_epoch, scaler_.scale(), scaler_.growth_tracker(), workload_.name, elapsed_s(), config_.optimizer,
-                                       data_position()},
+                                       data_position(), stopping_.best_metric(), stopping_.evaluations_without_improvement(),
+                                       report_.summary.time_to_target_s.value_or(std::nan(""))},
                       device_);
 }
 

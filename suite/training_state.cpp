@@ -60,6 +60,9 @@ void save_training_state(const std::string& path, torch::nn::Module& model, torc
   archive.write("workload", text_tensor(p.workload));
   archive.write("optimizer_kind", text_tensor(p.optimizer));
   archive.write("data_position", text_tensor(p.data_position));
+  archive.write("best_metric", torch::tensor(p.best_metric, torch::kDouble));
+  archive.write("evaluations_without_improvement", torch::tensor(p.evaluations_without_improvement));
+  archive.write("time_to_target_s", torch::tensor(p.time_to_target_s, torch::kDouble));
   archive.write("rng_cpu", generator_state(c10::Device(c10::kCPU)));
   if (!device.is_cpu()) archive.write("rng_device", generator_state(device));
   std::filesystem::path target(path);
@@ -109,6 +112,10 @@ void read_progress(const std::string& path, torch::serialize::InputArchive& arch
   p.scaler_scale = read("scaler_scale").item<double>();
   p.scaler_growth_tracker = read("scaler_growth_tracker").item<int64_t>();
   p.elapsed_s = read("elapsed_s").item<double>();
+  // (A state saved before dyno recorded the evaluations has none: they start afresh.)
+  if (torch::Tensor value; archive.try_read("best_metric", value)) p.best_metric = value.item<double>();
+  if (torch::Tensor value; archive.try_read("evaluations_without_improvement", value)) p.evaluations_without_improvement = value.item<int64_t>();
+  if (torch::Tensor value; archive.try_read("time_to_target_s", value)) p.time_to_target_s = value.item<double>();
   set_generator_state(c10::Device(c10::kCPU), read("rng_cpu").cpu());
   if (!device.is_cpu()) {
     torch::Tensor rng_device;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include <torch/nn/module.h>
@@ -23,6 +24,12 @@ struct TrainingProgress {
   // The settings that place batch_in_epoch in the data (JSON: batch size, accumulation, ranks, seed,
   // size); empty in a state saved before dyno recorded them.
   std::string data_position;
+  // The evaluations so far, for the stop rules and time to target to go on from them: the best
+  // metric (NaN: none yet, or a state saved before dyno recorded it), the evaluations since it
+  // improved, and the training time at which the target was reached (NaN: not reached).
+  double best_metric = std::numeric_limits<double>::quiet_NaN();
+  int64_t evaluations_without_improvement = 0;
+  double time_to_target_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 void save_training_state(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer,

@@ -15,6 +15,7 @@
 #include "dyno/reports/user_error.h"
 #include "fixture_files.h"
 #include "dyno/suite/autocast_scope.h"
+#include "dyno/suite/lr_schedule.h"
 #include "test_support.h"
 #include "user_error_matcher.h"
 #include "dyno/workloads/tensor_source.h"
@@ -68,6 +69,32 @@ Workload eval_batch_probe() {
 }
 DYNO_WORKLOAD(eval_batch_probe);
 
+// A training source that fails past its first hundred examples (a workload's own bug, or a bad
+// file), which the fit check's two examples do not reach.
+class FailingSource : public ExampleSource {
+ public:
+  explicit FailingSource(std::shared_ptr<const ExampleSource> inner) : inner_(std::move(inner)) {}
+  int64_t size() const override { return inner_->size(); }
+  Batch make_batch(const std::vector<int64_t>& indices) const override {
+    for (int64_t i : indices)
+      if (i >= 100) throw std::out_of_range("example " + std::to_string(i) + " is past the file's end");
+    return inner_->make_batch(indices);
+  }
+
+ private:
+  std::shared_ptr<const ExampleSource> inner_;
+};
+Workload failing_source() {
+  Workload w = eval_batch_probe();
+  w.name = "failing-source";
+  w.load_data = [](const std::string&) {
+    auto source = std::make_shared<TensorSource>(torch::randn({600, 4}), torch::randint(0, 2, {600}, torch::kLong));
+    return WorkloadData{std::make_shared<FailingSource>(source), source};
+  };
+  return w;
+}
+DYNO_WORKLOAD(failing_source);
+
 std::vector<double> losses(const RunReport& r) {
   std::vector<double> out;
   for (const auto& p : r.loss_curve) out.push_back(p.value);
@@ -89,6 +116,37 @@ TEST(Engine, EvaluationBatchesAreAtLeast500UnlessEvalBatchSizeSaysOtherwise) {
   largest_eval_batch = 0;
   ASSERT_EQ(Engine().run(c).outcome, Outcome::Ok);
   EXPECT_EQ(largest_eval_batch.load(), 32);
+}
+
+// What a workload's source throws mid-run is the workload's error (exit 2, naming it), with the
+// loader's worker threads as without them.
+TEST(Engine, ASourceThatThrowsMidRunIsTheWorkloadsError) {
+  for (int64_t workers : {0, 2}) {
+    RunConfig c = tiny("failing-source");
+    c.num_workers = workers;
+    try {
+      Engine().run(c);
+      ADD_FAILURE() << "ran with " << workers << " workers";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("'failing-source': the training source's make_batch threw: "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("is past the file's end"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The LR curve gives at each log point the rate the last step trained with.
+TEST(Engine, TheLrCurveIsTheRateEachLoggedStepTrainedWith) {
+  RunConfig c = tiny("fashion-mlp");
+  c.schedule = "cosine";
+  c.epochs = 1;  // 8 steps
+  const RunReport r = Engine().run(c);
+  ASSERT_EQ(r.lr_curve.size(), 8u);
+  const LrSchedule schedule{"cosine", r.config["lr"].get<double>(), 8, 0.02};
+  for (size_t i = 0; i < r.lr_curve.size(); ++i) {
+    EXPECT_EQ(r.lr_curve[i].step, static_cast<int64_t>(i) + 1);
+    EXPECT_DOUBLE_EQ(r.lr_curve[i].value, schedule.at(static_cast<int64_t>(i))) << i;
+  }
+  EXPECT_GT(r.lr_curve.back().value, 0);  // the last step's rate, not the rate after the schedule's end
 }
 
 TEST(Engine, TrainsAndReportsEveryPhase) {
@@ -229,6 +287,34 @@ TEST(Engine, ResumeContinuesBitForBit) {
   auto b = testing::saved_parameters(second.save_state, "fashion-cnn", true);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i << " differs";
+  testing::remove_tree(dir);
+}
+
+// A resumed run goes on from the evaluations before the save: the plateau rule's count and the
+// time the target was reached. (An LR too small to move the model: every evaluation ties the first.)
+TEST(Engine, ResumeContinuesTheStopRulesAndTheTimeToTarget) {
+  auto dir = testing::fresh_dir("resume_evaluations");
+  RunConfig straight = tiny("fashion-mlp");
+  straight.lr = 1e-12;
+  straight.eval_every_steps = 2;
+  straight.plateau_patience = 2;
+  straight.target = 0.01;  // reached at the first evaluation
+  const RunReport whole = Engine().run(straight);
+  EXPECT_EQ(whole.summary.stop_reason, "plateau");
+  EXPECT_EQ(whole.summary.steps, 6);  // evaluations at 2 (the best), 4 and 6 (none better: two)
+
+  RunConfig first = straight;
+  first.max_steps = 4;
+  first.save_state = (dir / "half.pt").string();
+  const RunReport half = Engine().run(first);
+  ASSERT_TRUE(half.summary.time_to_target_s.has_value());
+  RunConfig second = straight;
+  second.resume_state = first.save_state;
+  const RunReport resumed = Engine().run(second);
+  EXPECT_EQ(resumed.summary.stop_reason, "plateau");
+  EXPECT_EQ(resumed.summary.steps, 6);
+  ASSERT_TRUE(resumed.summary.time_to_target_s.has_value());
+  EXPECT_DOUBLE_EQ(*resumed.summary.time_to_target_s, *half.summary.time_to_target_s);
   testing::remove_tree(dir);
 }
 
