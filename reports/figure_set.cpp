@@ -63,6 +63,7 @@ FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& wh
   set.environment = j.object("environment").json();
   if (kind == "run") {
     RunReport r = report_from_json(json, what);
+    set.figure = "window";  // each figure one window of the run, not a run's own figure
     auto& m = set.metrics["samples_per_second"];
     m.unit = r.summary.throughput_unit + "/s";
     // A long run's windows: kMostRunWindows of them drawn at random with a fixed seed (each still

@@ -28,7 +28,7 @@ struct FigureSet {
   std::map<std::string, MetricSamples> metrics;
   std::map<std::string, std::string> errors;  // Google Benchmark: a benchmark that errored -> its error_message
   nlohmann::json environment = nlohmann::json::object();  // device, libtorch_version, cores, cpu_model, ...
-  std::string figure;  // baseline, check: what each run's figure is (window_p90, median); "" when not said
+  std::string figure;  // what each figure is: a run's (window_p90, median: baseline, check; "" when not said), or "window" (a run report)
 };
 
 // Throws UserError naming the file and what is wrong with it.

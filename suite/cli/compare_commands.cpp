@@ -99,7 +99,9 @@ int run_compare(const CompareArgs& a) {
   const FigureSet base = load_figure_set(a.baseline), cand = load_figure_set(a.candidate);
   if (!base.figure.empty() && !cand.figure.empty() && base.figure != cand.figure)
     throw UserError("compare", "'" + a.baseline + "' holds per-run figures of kind \"" + base.figure + "\" and '" + a.candidate + "' of kind \"" +
-                                   cand.figure + "\": they measure different things; re-record the older with this dyno");
+                                   cand.figure + "\": they measure different things; " +
+                                   (base.figure == "window" || cand.figure == "window" ? std::string("compare run reports with run reports, and baselines or check results with each other")
+                                                                                     : std::string("re-record the older with this dyno")));
   std::vector<MetricVerdict> rows;
   // A baseline metric the candidate lacks is no pass: a benchmark that errored there fails the
   // comparison, one that is gone leaves it inconclusive.
@@ -107,9 +109,9 @@ int run_compare(const CompareArgs& a) {
   bool errored = false;
   for (const auto& [name, b] : base.metrics) {
     auto it = cand.metrics.find(name);
-    if (it == cand.metrics.end()) {
-      const std::string benchmark = name.substr(0, name.rfind(' '));
-      const auto error = cand.errors.find(benchmark);
+    // A benchmark that errored in any of the candidate's repetitions fails, whatever the others measured.
+    const auto error = cand.errors.find(name.substr(0, name.rfind(' ')));
+    if (it == cand.metrics.end() || error != cand.errors.end()) {
       errored |= error != cand.errors.end();
       absent.push_back(name + (error != cand.errors.end() ? ": errored in the candidate (" + error->second + "): FAIL"
                                                           : ": not in the candidate: INCONCLUSIVE"));
@@ -134,17 +136,18 @@ int run_compare(const CompareArgs& a) {
   if (rows.size() > 1) {
     md += "\n> " + std::to_string(rows.size()) + " metrics: a FAIL needs Holm's step-down level among them (the smallest p below alpha/" +
           std::to_string(rows.size()) + "), so that --alpha bounds the chance of any false FAIL\n";
-    // The smallest p the fewest repetitions can give (every candidate figure worse than every
-    // baseline one): above alpha/m, no metric can FAIL, and the summary says so.
-    const auto thinnest = std::min_element(rows.begin(), rows.end(), [](const MetricVerdict& a, const MetricVerdict& b) {
-      return a.shift.baseline_count + a.shift.candidate_count < b.shift.baseline_count + b.shift.candidate_count;
-    });
-    std::vector<double> low(static_cast<size_t>(thinnest->shift.baseline_count)), high(static_cast<size_t>(thinnest->shift.candidate_count));
-    std::iota(low.begin(), low.end(), 1.0);
-    std::iota(high.begin(), high.end(), 1000.0);
-    const double smallest_p = estimate_shift(high, low, true, o.confidence).p_value;
+    // The smallest p each metric's repetitions can give (every candidate figure worse than every
+    // baseline one): when every one is above alpha/m, no metric can FAIL, and the summary says so.
+    auto smallest_p_of = [&](const MetricVerdict& row) {
+      std::vector<double> low(static_cast<size_t>(row.shift.baseline_count)), high(static_cast<size_t>(row.shift.candidate_count));
+      std::iota(low.begin(), low.end(), 1.0);
+      std::iota(high.begin(), high.end(), 1000.0);
+      return estimate_shift(high, low, true, o.confidence).p_value;
+    };
+    const auto most_telling = std::min_element(rows.begin(), rows.end(), [&](const MetricVerdict& a, const MetricVerdict& b) { return smallest_p_of(a) < smallest_p_of(b); });
+    const double smallest_p = smallest_p_of(*most_telling);
     if (smallest_p >= o.alpha / static_cast<double>(rows.size())) {
-      const std::string why = std::to_string(thinnest->shift.baseline_count) + " and " + std::to_string(thinnest->shift.candidate_count) +
+      const std::string why = std::to_string(most_telling->shift.baseline_count) + " and " + std::to_string(most_telling->shift.candidate_count) +
                               " repetitions can give p no smaller than " + format_fixed(smallest_p, 5) + ", above alpha/" + std::to_string(rows.size()) +
                               ": no metric can FAIL here; give more repetitions";
       md += "\n> " + why + "\n";
@@ -227,8 +230,10 @@ MachineFingerprint this_machine(const nlohmann::json& config) { return MachineFi
 // this machine's fingerprint, or (none matching) the first, whose differences are then reported.
 std::string choose_baseline(const std::string& dir) {
   std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end; it.increment(error))
+    if (it->path().extension() == ".json") files.push_back(it->path().string());
+  if (error) throw UserError("check", "--baseline: cannot read the folder '" + dir + "': " + error.message());
   std::sort(files.begin(), files.end());
   if (files.empty()) throw UserError("check", "--baseline: '" + dir + "' holds no .json baselines; record one with dyno check --record " + dir);
   const MachineFingerprint here = this_machine(read_check_baseline(files.front()).config);

@@ -32,11 +32,12 @@ std::string baseline_file(const std::filesystem::path& dir, const std::string& n
 // comparison; one that is gone leaves it inconclusive; neither passes silently.
 TEST(CompareCommand, ABenchmarkThatErroredOrWentMissingIsNoPass) {
   auto dir = testing::fresh_dir("compare_missing");
-  auto results = [&](const std::string& name, const std::vector<std::string>& benchmarks, const std::string& errored) {
+  // `errored`'s repetitions from `first_error` on errored.
+  auto results = [&](const std::string& name, const std::vector<std::string>& benchmarks, const std::string& errored, int first_error = 0) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& b : benchmarks)
       for (int i = 0; i < 8; ++i)
-        list.push_back(b == errored ? nlohmann::json{{"name", b}, {"run_type", "iteration"}, {"error_occurred", true}, {"error_message", "boom"}}
+        list.push_back(b == errored && i >= first_error ? nlohmann::json{{"name", b}, {"run_type", "iteration"}, {"error_occurred", true}, {"error_message", "boom"}}
                                     : nlohmann::json{{"name", b}, {"run_type", "iteration"}, {"real_time", 100 + 0.1 * i}, {"time_unit", "ns"}});
     const auto path = (dir / name).string();
     write_file_atomically(path, nlohmann::json{{"context", nlohmann::json::object()}, {"benchmarks", list}}.dump());
@@ -49,6 +50,10 @@ TEST(CompareCommand, ABenchmarkThatErroredOrWentMissingIsNoPass) {
   r = testing::run_dyno("compare " + base + " " + gone);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("> b real_time: not in the candidate: INCONCLUSIVE"), std::string::npos) << r.output;
+  // Errors in some of the candidate's repetitions fail it too: the others do not make it a pass.
+  r = testing::run_dyno("compare " + base + " " + results("partly.json", {"a", "b"}, "b", 5));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("> b real_time: errored in the candidate (boom): FAIL"), std::string::npos) << r.output;
   testing::remove_tree(dir);
 }
 
@@ -135,6 +140,11 @@ TEST(CompareCommand, RunReportsAreComparedWindowByWindowAndSaySo) {
   EXPECT_LE(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("| samples_per_second |"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("the windows of one process"), std::string::npos) << r.output;
+  // A run's windows against runs' own figures (a baseline's 90th percentiles) measure different things.
+  r = testing::run_dyno("compare " + baseline_file(dir, "base.json", {100, 101, 99, 100}) + " " + (dir / "b.json").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("of kind \"window_p90\" and '" + (dir / "b.json").string() + "' of kind \"window\": they measure different things"),
+            std::string::npos) << r.output;
   testing::remove_tree(dir);
 }
 
