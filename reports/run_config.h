@@ -13,7 +13,7 @@ namespace dyno {
 
 struct DdpConfig {
   int64_t world_size = 1;
-  std::string backend = "auto";  // auto (nccl on cuda, gloo on cpu) | gloo | nccl
+  std::string backend = "auto";  // auto (nccl on cuda; on the cpu shm when every rank is on this machine, else gloo) | gloo | nccl | shm
   double bucket_cap_mb = 25.0;
   bool gradient_as_bucket_view = false;
   std::string comm_hook = "none";  // none | fp16 | bf16
