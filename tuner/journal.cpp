@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <system_error>
@@ -13,34 +12,13 @@
 
 namespace dyno {
 
-namespace {
-
-// Whether `path` holds a journal to read: false when there is none; a UserError when it is not a file.
-bool journal_exists(const std::string& path) {
+Journal read_journal(const std::string& path) {
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
-  if (status.type() == std::filesystem::file_type::not_found) return false;
+  if (status.type() == std::filesystem::file_type::not_found) return {};
   if (status.type() != std::filesystem::file_type::regular)
     throw UserError("journal", "'" + path + "' is not a file" + (error ? " (" + error.message() + ")" : std::string()) + "; a journal is DIR/journal.jsonl");
-  return true;
-}
-
-}  // namespace
-
-Journal read_journal(const std::string& path) {
-  if (!journal_exists(path)) return {};
   return parse_journal(read_file(path), path);
-}
-
-nlohmann::json read_journal_header(const std::string& path) {
-  if (!journal_exists(path)) return nullptr;
-  std::ifstream in(path);
-  if (!in) throw UserError("journal", "cannot read '" + path + "'");
-  std::string first;
-  while (std::getline(in, first) && first.find_first_not_of(" \t\r") == std::string::npos) {
-  }
-  if (!in.eof()) first += "\n";  // parse_journal reads a line without its newline as possibly torn
-  return parse_journal(first, path).header;
 }
 
 Journal parse_journal(const std::string& text, const std::string& path) {
@@ -93,7 +71,7 @@ void open_journal(const std::string& dir, const nlohmann::json& header, bool res
     return;
   }
   if (!resume) throw UserError("tune", "'" + dir + "' already holds a tuning journal; pass --resume to continue it, or choose another --out");
-  const nlohmann::json old = read_journal_header(journal);
+  const nlohmann::json old = read_journal(journal).header;
   if (old.is_null()) throw UserError("journal", journal + " has no header line (the first line of a journal `dyno tune` wrote)");
   // What the run was, and how each trial measured (figures measured otherwise are not comparable).
   nlohmann::json made = old.value("measurement", nlohmann::json::object()), making = header.value("measurement", nlohmann::json::object());

@@ -21,9 +21,6 @@ struct Journal {
 Journal read_journal(const std::string& path);
 // The same for a journal's text; `path` only names it in errors.
 Journal parse_journal(const std::string& text, const std::string& path);
-// The header alone, as read_journal would give it, reading the first line only (a resumed run asks
-// for it before it replays the trials).
-nlohmann::json read_journal_header(const std::string& path);
 
 // Starts DIR/journal.jsonl with `header`, or with `resume` checks that the journal there was made
 // by the same run (strategy, objective, seed, space, base_config, and each option of the header's

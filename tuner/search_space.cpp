@@ -31,17 +31,12 @@ std::vector<nlohmann::json> expand_range(const Knob& knob, double lo, double hi,
   if (geometric ? !(step > 1) : !(step > 0))
     throw UserError("space", where + (geometric ? " factor must be > 1" : " step must be > 0"));
   if (geometric && !(lo > 0)) throw UserError("space", where + " with a factor needs min > 0");
-  // Arithmetic: lo + i x step up to max, which a step's rounding may miss by a hair, at any sign
-  // of max (a bound scaled by 1 + 1e-12 moves the wrong way below 0); geometric: min > 0.
-  const double count = geometric ? HUGE_VAL : std::floor((hi - lo) / step + 1e-9) + 1;
   std::vector<nlohmann::json> values;
-  double v = lo;
-  for (int64_t i = 0; geometric ? v <= hi * (1 + 1e-12) : static_cast<double>(i) < count; ++i) {
-    if (!geometric) v = lo + step * static_cast<double>(i);
+  // (The bound allows for the steps' rounding, at any sign of max.)
+  for (double v = lo, end = hi + 1e-9 * std::max({std::abs(lo), std::abs(hi), step}); v <= end; v = geometric ? v * step : v + step) {
     if (knob.type == KnobType::Integer) values.push_back(static_cast<int64_t>(std::llround(v)));
     else values.push_back(v);
     if (values.size() > 10000) throw UserError("space", where + " has more than 10000 values");
-    if (geometric) v *= step;
   }
   return values;
 }

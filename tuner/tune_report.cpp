@@ -42,26 +42,16 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
   }
   std::map<std::string, int64_t> outcomes;
   for (const auto& t : tuner.trials()) ++outcomes[to_string(t.outcome)];
-  return {{"schema_version", std::to_string(kReportSchemaMajor) + "." + std::to_string(kReportSchemaMinor)},
-          {"kind", "tune"},
+  return {{"schema_version", std::to_string(kReportSchemaMajor) + "." + std::to_string(kReportSchemaMinor)}, {"kind", "tune"},
           {"workload", summary.workload}, {"device", summary.device}, {"throughput_unit", summary.throughput_unit},
-          {"strategy", tuner.options().strategy}, {"objective", tuner.options().objective},
-          {"seed", tuner.options().seed},
-          {"space", tuner.space().to_json()},
-          {"grid_size", tuner.space().grid_size()},
-          {"base_config", summary.base_config},
-          {"start_point", tuner.start_point()},
-          {"trials", trials},
-          {"outcomes", outcomes},
-          {"best", best_json},
-          {"pareto_front", pareto},
+          {"strategy", tuner.options().strategy}, {"objective", tuner.options().objective}, {"seed", tuner.options().seed},
+          {"space", tuner.space().to_json()}, {"grid_size", tuner.space().grid_size()}, {"base_config", summary.base_config},
+          {"start_point", tuner.start_point()}, {"trials", trials}, {"outcomes", outcomes}, {"best", best_json}, {"pareto_front", pareto},
           {"ranking", ranking},
           {"noise", {{"sigma", noise.sigma()}, {"slow_chance", noise.slow_chance()}, {"slow_shift", noise.slow_shift()},
                      {"degrees_of_freedom", noise.degrees_of_freedom()}}},
           {"cost", {{"trials", tuner.executed_trials()}, {"trial_time_s", tuner.spent_s()}, {"wall_time_s", summary.wall_time_s}}},
-          {"throughput_phase", summary.throughput_phase},
-          {"verification", summary.verification},
-          {"profiles", summary.profiles},
+          {"throughput_phase", summary.throughput_phase}, {"verification", summary.verification}, {"profiles", summary.profiles},
           {"environment", summary.environment}};
 }
 

@@ -8,11 +8,8 @@ namespace dyno {
 namespace {
 
 nlohmann::json describe(const Trial& t) {
-  return {{"outcome", t.outcome},
-          {"reason", t.reason},
-          {"time_to_target_s", t.time_to_target_s ? nlohmann::json(*t.time_to_target_s) : nlohmann::json(nullptr)},
-          {"samples_per_second", t.samples_per_second},
-          {"report", t.report_path}};
+  return {{"outcome", t.outcome}, {"reason", t.reason}, {"time_to_target_s", t.time_to_target_s ? nlohmann::json(*t.time_to_target_s) : nlohmann::json(nullptr)},
+          {"samples_per_second", t.samples_per_second}, {"report", t.report_path}};
 }
 
 }  // namespace

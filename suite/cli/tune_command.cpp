@@ -542,7 +542,7 @@ void leave_throughput_blind_knobs(Tunable& t) {
 // afresh from the new winner.
 void set_aside_phase_started_elsewhere(const std::string& dir, const nlohmann::json& base_header) {
   const std::string journal = dir + "/journal.jsonl";
-  const nlohmann::json old = read_journal_header(journal);
+  const nlohmann::json old = read_journal(journal).header;
   if (!old.is_object() || old.value("base_config", nlohmann::json()) == base_header) return;
   int n = 1;
   while (std::filesystem::exists(dir + "/journal-set-aside-" + std::to_string(n) + ".jsonl") || std::filesystem::exists(dir + "/trials-set-aside-" + std::to_string(n)))
@@ -572,7 +572,7 @@ int run_tune(const TuneArgs& args) {
   if (phase_one_only && !to_target)
     throw UserError("tune", "--resume: the journal in '" + args.out + "' was made with --objective time-to-target (its phase 1, in " + args.out +
                                 "/throughput), not " + args.objective + "; give the same options as the first run, or choose another --out");
-  if (const nlohmann::json old = args.resume ? read_journal_header(args.out + "/journal.jsonl") : nlohmann::json();
+  if (const nlohmann::json old = args.resume ? read_journal(args.out + "/journal.jsonl").header : nlohmann::json();
       old.is_object() && old.contains("objective") && old["objective"] != args.objective)
     throw UserError("tune", "--resume: the journal in '" + args.out + "' was made with " + first_difference("objective", old.value("objective", nlohmann::json()), args.objective) +
                                 "; give the same options as the first run, or choose another --out");

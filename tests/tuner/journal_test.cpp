@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include "dyno/reports/atomic_file.h"
 #include "user_error_matcher.h"
 
 namespace dyno {
@@ -81,23 +80,6 @@ TEST(Journal, AMissingFileIsAnEmptyJournalAndAPathThatIsNotAFileIsAnError) {
   EXPECT_TRUE(missing.trials.empty());
   const std::string path = (dir / "journal.jsonl").string();
   EXPECT_EQ(error_of([&] { read_journal(path); }), "[journal] '" + path + "' is not a file; a journal is DIR/journal.jsonl");
-  std::filesystem::remove_all(dir);
-}
-
-// The header alone is what the whole journal's reading gives, from its first line only.
-TEST(Journal, TheHeaderAloneIsTheWholeReadingsHeader) {
-  const auto dir = std::filesystem::temp_directory_path() / ("dyno-journal-header-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir / "folder.jsonl");
-  const std::string path = (dir / "journal.jsonl").string();
-  for (const std::string& text : {kHeader + "\n" + trial_line(1) + "\n{torn", "\n" + kHeader + "\n", kHeader, kHeader.substr(0, 10), trial_line(1) + "\n"}) {
-    write_file_atomically(path, text);
-    EXPECT_EQ(read_journal_header(path), read_journal(path).header) << text;
-  }
-  write_file_atomically(path, "{damaged\n" + trial_line(1) + "\n");
-  EXPECT_EQ(error_of([&] { read_journal_header(path); }), error_of([&] { read_journal(path); }));
-  EXPECT_TRUE(read_journal_header((dir / "absent.jsonl").string()).is_null());
-  EXPECT_EQ(error_of([&] { read_journal_header((dir / "folder.jsonl").string()); }), error_of([&] { read_journal((dir / "folder.jsonl").string()); }));
   std::filesystem::remove_all(dir);
 }
 
