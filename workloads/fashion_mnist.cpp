@@ -44,6 +44,11 @@ std::vector<uint8_t> parse_idx_labels(const std::vector<uint8_t>& bytes, const s
     throw UserError("data", "'" + path + "' is not an IDX label file (magic 0x00000801)");
   size_t count = big_endian_u32(bytes, 4);
   if (bytes.size() != 8 + count) throw UserError("data", "'" + path + "' is truncated");
+  // Ten classes: a label past them would stop training deep in a step (or a device-side assert).
+  for (size_t i = 8; i < bytes.size(); ++i)
+    if (bytes[i] >= kFashionClasses)
+      throw UserError("data", "'" + path + "': label " + std::to_string(bytes[i]) + " of example " + std::to_string(i - 8) + " is not a class 0.." +
+                                  std::to_string(kFashionClasses - 1));
   return {bytes.begin() + 8, bytes.end()};
 }
 

@@ -24,6 +24,7 @@ struct FashionMnistSplit {
 
 inline constexpr double kFashionMnistMean = 0.2860;
 inline constexpr double kFashionMnistStd = 0.3530;
+inline constexpr int kFashionClasses = 10;  // labels 0..9
 
 std::string fashion_mnist_dir();
 // split: "train" (60,000) or "t10k" (10,000). limit > 0 keeps the first `limit` examples.

@@ -83,7 +83,8 @@ std::vector<uint8_t> decode(const std::string& path) {
     if (n == 0) break;
     out.insert(out.end(), chunk.begin(), chunk.begin() + n);
   }
-  gzclose(file);
+  // A stream cut short reads as an early end; gzclose says so (Z_BUF_ERROR).
+  if (gzclose(file) != Z_OK) throw UserError("data", "'" + path + "' is not a readable gzip file: it ends before its gzip stream does (truncated)");
   return out;
 }
 

@@ -49,6 +49,9 @@ torch::jit::Module load_trainable_script(const std::string& path) {
     module = torch::jit::load(path, torch::Device(torch::kCPU));
   } catch (const c10::Error& e) {
     throw UserError("model", "'" + path + "' is not a TorchScript model (torch.jit.script(model).save(path)): " + e.what_without_backtrace());
+  } catch (const std::exception& e) {  // its code does not compile here (torch::jit::ErrorReport): an operator this LibTorch lacks
+    throw UserError("model", "'" + path + "' cannot be loaded by this LibTorch (an operator it uses, such as torchvision's or a custom one, "
+                             "is not registered here): " + std::string(e.what()).substr(0, 500));
   }
   if (!module.hasattr("training"))
     throw UserError("model", "'" + path + "' was frozen (torch.jit.freeze or optimize_for_inference): its weights are constants and " +

@@ -97,7 +97,8 @@ void check_fit(SegmentedModel& model, const TensorSource& source, const std::str
     throw UserError("data", where + ": cross-entropy needs one class id per row of " + std::to_string(classes) + " outputs: " +
                                 std::to_string(outputs_per_example / std::max<int64_t>(classes, 1)) + " an example, the targets have " +
                                 std::to_string(targets_per_example));
-  const int64_t low = targets.min().item<int64_t>(), high = targets.max().item<int64_t>();
+  const torch::Tensor ids = targets.masked_select(targets.ne(-100));  // cross-entropy's ignore_index
+  const int64_t low = ids.numel() ? ids.min().item<int64_t>() : 0, high = ids.numel() ? ids.max().item<int64_t>() : 0;
   if (low < 0 || high >= classes)
     throw UserError("data", where + ": class ids range from " + std::to_string(low) + " to " + std::to_string(high) + "; the model has " +
                                 std::to_string(classes) + " outputs, so they must lie in 0.." + std::to_string(classes - 1));

@@ -14,6 +14,8 @@
   not_a_dict.pt  a bare tensor; no_targets.pt: a dict without "targets"; legacy.pt: the pre-1.6 format
   misfits        data that does not fit model.pt: flat.pt (inputs flattened to 784), class_ids.pt (labels
                  10-19 for its 10 outputs), float_targets.pt (the labels as float32)
+  ignored.pt     data.pt with every seventh target -100 (cross-entropy's ignore_index: it fits)
+  custom_op.pt   a model calling an operator registered in Python only (dyno's LibTorch cannot load it)
 
 Usage: python make_scripted_fixtures.py OUT_DIR
 """
@@ -56,6 +58,17 @@ class Tree(nn.Module):
     def forward(self, x):
         x = x.flatten(1)
         return self.a(x) + self.b(x)
+
+
+class CustomOp(nn.Module):
+    """A linear layer whose output goes through an operator only this Python process registers."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(784, 10)
+
+    def forward(self, x):
+        return torch.ops.dyno_fixture.twice(self.lin(x.flatten(1)))
 
 
 class Unused(nn.Module):
@@ -123,6 +136,14 @@ def main(out):
     torch.save({"inputs": inputs[:64].clone(), "targets": targets[:64] + 10}, os.path.join(out, "class_ids.pt"))
     torch.save({"inputs": inputs[:64].clone(), "targets": targets[:64].float()}, os.path.join(out, "float_targets.pt"))
     torch.save({"inputs": inputs[:8].clone(), "targets": targets[:8].clone()}, os.path.join(out, "legacy.pt"), _use_new_zipfile_serialization=False)
+    # Targets that cross-entropy ignores (-100, its ignore_index: padding) among the class ids.
+    ignored = targets.clone()
+    ignored[::7] = -100
+    torch.save({"inputs": inputs.clone(), "targets": ignored}, os.path.join(out, "ignored.pt"))
+    library = torch.library.Library("dyno_fixture", "DEF")
+    library.define("twice(Tensor x) -> Tensor")
+    library.impl("twice", lambda x: x * 2, "CompositeExplicitAutograd")
+    torch.jit.script(CustomOp()).save(os.path.join(out, "custom_op.pt"))
 
 
 if __name__ == "__main__":

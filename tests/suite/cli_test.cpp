@@ -95,6 +95,7 @@ TEST(Cli, BadModelAndDataFilesExitWithStatusTwo) {
       {model + " --data " + testing::fixture("flat.pt"),
        "flat.pt' (inputs [58, 784], targets [58]) does not fit the model '" + testing::fixture("model.pt") + "': its forward on two examples failed: "},
       {model + " --data " + testing::fixture("class_ids.pt"), "class ids range from 10 to 19; the model has 10 outputs, so they must lie in 0..9"},
+      {" --model " + testing::fixture("custom_op.pt") + data, "custom_op.pt' cannot be loaded by this LibTorch (an operator it uses"},
       {model + data + " --eval-data " + testing::fixture("float_targets.pt"),
        "float_targets.pt' (inputs [64, 1, 28, 28], targets [64]): the targets are floating point; cross-entropy needs integer class ids from 0 "
        "to 9 (the model's 10 outputs), or use --loss mse for regression"},
@@ -105,6 +106,10 @@ TEST(Cli, BadModelAndDataFilesExitWithStatusTwo) {
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
   }
+  // Targets cross-entropy ignores (-100) fit: they are not class ids.
+  auto r = testing::run_dyno("train" + model + " --data " + testing::fixture("ignored.pt") + " --set size=tiny max_steps=2 --no-progress --out /tmp/dyno_ignored.json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::remove("/tmp/dyno_ignored.json");
 }
 
 // A training state that does not fit the run resuming it is refused, naming the file and the misfit.

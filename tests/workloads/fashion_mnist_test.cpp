@@ -76,5 +76,16 @@ TEST(FashionMnist, RejectsFilesThatAreNotIdx) {
   EXPECT_THROW(parse_idx_labels({0, 0, 8, 1, 0, 0, 0, 5, 1}, "y"), UserError);  // says 5 labels, has 1
 }
 
+// Fashion-MNIST has ten classes: a label past them is refused with the example it is at.
+TEST(FashionMnist, ALabelPastTheTenClassesIsRefused) {
+  EXPECT_EQ(parse_idx_labels({0, 0, 8, 1, 0, 0, 0, 2, 0, 9}, "y"), (std::vector<uint8_t>{0, 9}));
+  try {
+    parse_idx_labels({0, 0, 8, 1, 0, 0, 0, 3, 1, 2, 10}, "y.gz");
+    FAIL() << "label 10 was read";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'y.gz': label 10 of example 2 is not a class 0..9"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace dyno

@@ -126,6 +126,21 @@ TEST_F(GzipFile, AFileThatIsNotGzipIsReadAsItIsAndNotCached) {
   EXPECT_TRUE(cache_entries().empty());
 }
 
+// A gzip stream cut short (a partial download or copy) is refused, not read as what it held.
+TEST_F(GzipFile, ATruncatedFileIsRefused) {
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += "line " + std::to_string(i * 7919 % 10007) + "\n";
+  write_gzip(source_, text);
+  const std::string whole = read_text(source_);
+  write_text(source_, whole.substr(0, whole.size() - 20));
+  try {
+    read_gzip_file(source_, "pkg");
+    FAIL() << "a truncated file was read";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(GzipFile, AMissingFileNamesThePackageThatInstallsItAndAnUnreadableOneSaysWhy) {
   try {
     read_gzip_file(root_ / "missing.gz", "dataset-example");
