@@ -87,6 +87,9 @@ int run_launch(const LaunchArgs& a) {
   for (auto& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
 
+  // The ranks' exit statuses are read with waitpid: a SIGCHLD inherited as ignored would reap them
+  // first (waitpid then fails, and the loop would wait for ranks already gone).
+  ::signal(SIGCHLD, SIG_DFL);
   struct sigaction action {};
   action.sa_handler = remember_signal;
   sigaction(SIGINT, &action, nullptr);
@@ -127,6 +130,7 @@ int run_launch(const LaunchArgs& a) {
     }
     ranks.push_back(pid);
   }
+  const pid_t ranks_pid0 = ranks.front();
   std::fprintf(stderr, "[launch] %d ranks on %s:%d%s\n", a.nproc, a.master_addr.c_str(), port,
                omp_threads.empty() ? "" : (", OMP_NUM_THREADS=" + omp_threads + " each (" + std::to_string(usable_cores()) + " cores)").c_str());
 
@@ -153,8 +157,11 @@ int run_launch(const LaunchArgs& a) {
           --running;
           const int code = status_code(status);
           // A rank whose collective failed because a peer did (kExitRankFailed) is blamed only
-          // until a rank that failed on its own is seen; one ended by a signal this launcher sent never is.
-          const bool stopped_here = WIFSIGNALED(status) && sent.count(WTERMSIG(status));
+          // until a rank that failed on its own is seen; one ended by a signal this launcher sent,
+          // or by the one it was told to stop with (a terminal's Ctrl-C reaches every rank of its
+          // process group too, maybe before the launcher forwards it), never is.
+          const int told = g_forward_signal;
+          const bool stopped_here = (WIFSIGNALED(status) && (sent.count(WTERMSIG(status)) || WTERMSIG(status) == told)) || (told && code == 128 + told);
           if (code != 0 && !stopped_here && (failed_rank < 0 || (failed_code == kExitRankFailed && code != kExitRankFailed))) {
             if (failed_rank < 0)
               for (size_t other = 0; other < ranks.size(); ++other)
@@ -182,6 +189,15 @@ int run_launch(const LaunchArgs& a) {
     }
     if (stopping && std::chrono::steady_clock::now() > kill_deadline) stop_all(SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // Told to stop (the ranks may all have ended before the loop saw the signal): interrupted.
+  if (g_forward_signal && result == 0) result = 128 + g_forward_signal;
+  // A shared-memory all-reduce's segment is named after rank 0's process and removed by it; a rank 0
+  // killed while it set the segment up leaves it behind: removed here, once every rank has ended.
+  if (ranks_pid0 > 0) {
+    std::error_code ignored;
+    for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ignored))
+      if (entry.path().filename().string().rfind("dyno-all-reduce-" + std::to_string(ranks_pid0) + "-", 0) == 0) std::filesystem::remove(entry.path(), ignored);
   }
   // The last line of the job's log, what a trial's reason is read from: the rank that failed
   // first and its own error line; when every failed rank's collective failed for a peer, the

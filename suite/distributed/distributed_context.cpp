@@ -322,23 +322,32 @@ void DistributedContext::before_backward() {
   if (reducer_) reducer_->prepare_for_backward({});
 }
 
+// Every rank's buffer has a slot for every parameter, zeros where this rank has no gradient (a
+// branch its batch did not take), and after them a flag per parameter that this rank has one: the
+// buffers line up whatever each rank's batch used, and a gradient no rank has stays undefined.
 void DistributedContext::after_backward(const std::vector<torch::Tensor>& parameters) {
-  std::vector<at::Tensor> grads;
-  for (const auto& p : parameters)
-    if (p.grad().defined()) grads.push_back(p.grad().reshape({-1}));
-  std::vector<at::Tensor> flat = {torch::cat(grads)};
+  std::vector<at::Tensor> parts;
+  std::vector<float> present;
+  for (const auto& p : parameters) {
+    parts.push_back(p.grad().defined() ? p.grad().reshape({-1}) : torch::zeros({p.numel()}, p.options()));
+    present.push_back(p.grad().defined() ? 1.0f : 0.0f);
+  }
+  parts.push_back(torch::tensor(present).to(parts.front().options()));
+  std::vector<at::Tensor> flat = {torch::cat(parts)};
   if (shared_memory_) {
     shared_memory_->average(flat[0]);
   } else {
     flat[0].div_(static_cast<double>(env_.world_size));
     run_collective([&] { group_->allreduce(flat)->wait(); });
   }
+  const at::Tensor any_rank = flat[0].narrow(0, flat[0].numel() - static_cast<int64_t>(parameters.size()), static_cast<int64_t>(parameters.size())).cpu();
   int64_t offset = 0;
-  for (const auto& p : parameters) {
-    if (!p.grad().defined()) continue;
-    const int64_t n = p.grad().numel();
-    p.grad().copy_(flat[0].narrow(0, offset, n).view_as(p.grad()));
-    offset += n;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    torch::Tensor p = parameters[i];
+    const at::Tensor averaged = flat[0].narrow(0, offset, p.numel()).view_as(p);
+    offset += p.numel();
+    if (p.grad().defined()) p.grad().copy_(averaged);
+    else if (any_rank[static_cast<int64_t>(i)].item<float>() > 0) p.mutable_grad() = averaged.clone();
   }
 }
 

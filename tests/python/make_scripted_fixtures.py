@@ -16,6 +16,7 @@
                  10-19 for its 10 outputs), float_targets.pt (the labels as float32)
   ignored.pt     data.pt with every seventh target -100 (cross-entropy's ignore_index: it fits)
   custom_op.pt   a model calling an operator registered in Python only (dyno's LibTorch cannot load it)
+  branchy.pt     two heads, one used per batch by its first image (ranks of a step may use different ones)
 
 Usage: python make_scripted_fixtures.py OUT_DIR
 """
@@ -58,6 +59,23 @@ class Tree(nn.Module):
     def forward(self, x):
         x = x.flatten(1)
         return self.a(x) + self.b(x)
+
+
+class Branchy(nn.Module):
+    """Two heads, one used per batch: `a` when the batch's first image is brighter than the mean,
+    else `b`, so that the ranks of one step may use different parameters."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Flatten(), nn.Linear(784, 16), nn.ReLU())
+        self.a = nn.Linear(16, 10)
+        self.b = nn.Sequential(nn.Linear(16, 12), nn.ReLU(), nn.Linear(12, 10))  # of another size than `a`
+
+    def forward(self, x):
+        h = self.body(x)
+        if bool(x[0].sum() > 0):
+            return self.a(h)
+        return self.b(h)
 
 
 class CustomOp(nn.Module):
@@ -144,6 +162,7 @@ def main(out):
     library.define("twice(Tensor x) -> Tensor")
     library.impl("twice", lambda x: x * 2, "CompositeExplicitAutograd")
     torch.jit.script(CustomOp()).save(os.path.join(out, "custom_op.pt"))
+    torch.jit.script(Branchy()).save(os.path.join(out, "branchy.pt"))
 
 
 if __name__ == "__main__":

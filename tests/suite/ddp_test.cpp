@@ -122,6 +122,31 @@ TEST(Ddp, ARankThatDiesEndsTheJobWithNoProcessLeft) {
   testing::remove_tree(dir);
 }
 
+// Ctrl-C in a terminal reaches the launcher and every rank of its process group at once: a rank
+// it ended is not a failure of that rank, and the job ends as interrupted (130).
+TEST(Ddp, CtrlCInTheTerminalEndsTheJobAsInterruptedBlamingNoRank) {
+  auto dir = testing::fresh_dir("ddp_ctrl_c");
+  const std::string log = (dir / "log.txt").string(), report = (dir / "r.json").string();
+  const std::string job = std::string(DYNO_BINARY) + " launch --nproc 2 -- dyno train " + kCommon + " --set max_steps=1000000 --set ddp.backend=gloo --out " + report;
+  // Its own process group (setsid), as a terminal's foreground job; the group is signalled once both ranks train.
+  const std::string script = (dir / "ctrl_c.sh").string();
+  write_file_atomically(script, "setsid " + job + " > " + log + " 2>&1 & pid=$!\n"
+                                "for i in $(seq 600); do [ $(pgrep -fc '^[^ ]*/dyno train .*" + report + "') -ge 2 ] && break; sleep 0.05; done; sleep 1\n"
+                                "kill -INT -$pid; wait $pid\n");
+  EXPECT_EQ(WEXITSTATUS(std::system(("bash " + script).c_str())), 130) << read_file(log);
+  EXPECT_EQ(read_file(log).find("failed first"), std::string::npos) << read_file(log);
+  testing::remove_tree(dir);
+}
+
+// A SIGCHLD the launcher inherits as ignored would let the kernel reap the ranks before it reads
+// their statuses: it sets it back, and the job ends with them.
+TEST(Ddp, TheLaunchWaitsForItsRanksWhateverSigchldItInherits) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string script = "trap \"\" CHLD; exec timeout 30 " + std::string(DYNO_BINARY) + " launch --nproc 2 -- /bin/true";
+  EXPECT_EQ(WEXITSTATUS(std::system(("bash -c '" + script + "' > /dev/null 2>&1").c_str())), 0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 20);
+}
+
 TEST(Ddp, AHungRankFailsTheOthersWithinTheTimeout) {
   auto dir = testing::fresh_dir("ddp_hang");
   const auto start = std::chrono::steady_clock::now();
@@ -319,6 +344,20 @@ TEST(Ddp, AParameterTheLossDoesNotUseIsNamed) {
   // Without the overlapping all-reduce, it trains.
   r = launch(2, common + " --set ddp.overlap=false --out " + (dir / "r.json").string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  testing::remove_tree(dir);
+}
+
+// A parameter some ranks' batches use and others' do not (a data-dependent branch): without the
+// overlapping all-reduce every rank's gradients line up, a missing one counted as zeros, on every
+// backend (gloo refused buffers of different lengths; shm averaged misaligned gradients).
+TEST(Ddp, ABranchTheRanksTakeDifferentlyIsAveragedInLine) {
+  auto dir = testing::fresh_dir("ddp_branchy");
+  for (const char* backend : {"gloo", "shm"}) {
+    auto r = launch(2, "--model " + testing::fixture("branchy.pt") + " --data " + testing::fixture("data.pt") +
+                           " --no-progress --set size=tiny threads=1 max_steps=8 warmup_steps=1 log_every_steps=2 final_eval=false stop_at_target=false "
+                           "ddp.overlap=false ddp.backend=" + backend + " --out " + (dir / "r.json").string());
+    EXPECT_EQ(r.exit_code, 0) << backend << "\n" << r.output;
+  }
   testing::remove_tree(dir);
 }
 
