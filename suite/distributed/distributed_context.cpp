@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -340,7 +341,9 @@ void DistributedContext::after_backward(const std::vector<torch::Tensor>& parame
     flat[0].div_(static_cast<double>(env_.world_size));
     run_collective([&] { group_->allreduce(flat)->wait(); });
   }
-  const at::Tensor any_rank = flat[0].narrow(0, flat[0].numel() - static_cast<int64_t>(parameters.size()), static_cast<int64_t>(parameters.size())).cpu();
+  // (The flags are read only where this rank lacks a gradient: no device sync in the usual step.)
+  const bool all_here = std::all_of(present.begin(), present.end(), [](float f) { return f > 0; });
+  const at::Tensor any_rank = all_here ? at::Tensor() : flat[0].narrow(0, flat[0].numel() - static_cast<int64_t>(parameters.size()), static_cast<int64_t>(parameters.size())).cpu();
   int64_t offset = 0;
   for (size_t i = 0; i < parameters.size(); ++i) {
     torch::Tensor p = parameters[i];
