@@ -348,8 +348,8 @@ void TrainingRun::train() {
     report_.outcome_reason = e.what_without_backtrace();
     stop_reason_ = "oom";
     if (distributed_) {
-      // The other ranks wait in a collective this rank will never join: abort it (NCCL's peers
-      // fail at once), and let this rank report the job (the launcher stops the others when it exits).
+      // The other ranks wait in a collective this rank will never join: abort this rank's part, and
+      // let it report the job (the launcher stops the others when it exits, else ddp.timeout_s does).
       report_.outcome_reason = "rank " + std::to_string(distributed_->rank()) + ": " + report_.outcome_reason;
       distributed_->abort();
     }

@@ -74,5 +74,5 @@ Workload workload_for(const RunConfig& config);
 // dyno::Workload. At namespace scope, any number per file. (Variadic: a lambda's body may hold
 // commas outside parentheses, as in torch::randn({64, 4}).)
 #define DYNO_WORKLOAD(...)                                                                          \
-  [[maybe_unused]] static const bool DYNO_DETAIL_CONCAT(dyno_workload_registered_, __LINE__) = \
+  [[maybe_unused]] static const bool DYNO_DETAIL_CONCAT(dyno_workload_registered_, __COUNTER__) = \
       ::dyno::register_workload(__VA_ARGS__, __FILE__)

@@ -199,17 +199,20 @@ double measure_once(const std::string& dyno, const nlohmann::json& config, const
   options.cpus = cpus;
   ChildResult r = run_child({dyno, "train", "--config", cfg, "--out", out, "--no-progress"}, log, 300, &check_interrupted, options);
   if (r.interrupted) throw CheckInterrupted{};
-  if (r.signaled || r.timed_out || r.exit_code != 0) {
-    const std::string reason = "measurement run " + std::to_string(index) + " of " + dyno + " failed: " +
-                               (r.timed_out ? std::string("timed out") : r.signaled ? "signal " + std::to_string(r.signal) : error_line_of(log));
+  // The candidate's run that gives no figure, however, fails the gate (the same config gave the
+  // baseline its figures); the recording or base side's is an error.
+  auto failed = [&](const std::string& reason) {
     if (candidate) throw CandidateFailed{reason};
     throw UserError("check", reason);
-  }
+  };
+  if (r.signaled || r.timed_out || r.exit_code != 0)
+    failed("measurement run " + std::to_string(index) + " of " + dyno + " failed: " +
+           (r.timed_out ? std::string("timed out") : r.signaled ? "signal " + std::to_string(r.signal) : error_line_of(log)));
   if (!std::filesystem::exists(out))
-    throw UserError("check", "measurement run " + std::to_string(index) + " of '" + dyno + "' exited 0 without writing its report; is it a dyno binary?");
+    failed("measurement run " + std::to_string(index) + " of '" + dyno + "' exited 0 without writing its report; is it a dyno binary?");
   const RunReport report = read_report(out);
   if (report.throughput_windows.empty())
-    throw UserError("check", "measurement run " + std::to_string(index) + " has no measurement windows: raise max_steps above warmup_steps");
+    failed("measurement run " + std::to_string(index) + " has no measurement windows: raise max_steps above warmup_steps");
   return quantile(report.throughput_windows, kRunFigureQuantile);
 }
 

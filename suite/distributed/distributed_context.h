@@ -79,9 +79,9 @@ class DistributedContext {
   void before_backward();
   // With ddp.overlap=false: all gradients in one flat all-reduce after backward, averaged.
   void after_backward(const std::vector<torch::Tensor>& parameters);
-  // Abandons the collectives in flight (this rank failed). With NCCL its peers fail at once; gloo
-  // and shm have no abort, and their peers wait until this process exits (the launcher then stops
-  // them) or ddp.timeout_s.
+  // Abandons this rank's collectives in flight (it failed): NCCL's communicator is aborted, gloo
+  // and shm have no abort. On every backend the peers wait until this process exits (the launcher
+  // then stops them) or ddp.timeout_s.
   void abort();
   // True on every rank when it is true on any rank (stop decisions must be collective).
   bool any(bool flag);
