@@ -15,7 +15,7 @@ refuses that trial, so a knob the program ignores never wins. Outside dyno (no D
 environment) reporting does nothing, so the same script runs on its own, with the defaults or with
 the DYNO_KNOB_<NAME> variables set, as `sh best-config.sh` runs the tuned configuration. Only rank
 0 (RANK, else SLURM_PROCID, unset or 0) writes, for the job: a step's items count once per rank
-(WORLD_SIZE, else SLURM_NTASKS).
+(WORLD_SIZE, else SLURM_STEP_NUM_TASKS).
 """
 
 import json
@@ -106,11 +106,12 @@ class Reporter:
 
     def __init__(self, window_seconds=0.5, path=None, knobs=None):
         self.path = path if path is not None else os.environ.get("DYNO_REPORT")
-        # torchrun sets RANK and WORLD_SIZE, srun SLURM_PROCID and SLURM_NTASKS: rank 0 reports for the
+        # torchrun sets RANK and WORLD_SIZE, srun SLURM_PROCID and SLURM_STEP_NUM_TASKS: rank 0 reports for the
         # job, its items counted once for each rank (data parallelism steps every rank alike).
         if os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")) != "0":
             self.path = None
-        self.ranks = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_NTASKS", "1")))
+        # (SLURM_STEP_NUM_TASKS: an srun step's; sbatch sets SLURM_NTASKS for a one-process batch script too.)
+        self.ranks = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_STEP_NUM_TASKS", "1")))
         self.window_seconds = float(window_seconds)
         self._start = time.perf_counter()
         self._file = open(self.path, "a") if self.path else None

@@ -25,7 +25,7 @@ class CpuBackend : public DeviceBackend {
   void reset_peak_memory() override {}  // VmHWM cannot be reset without privileges
   int64_t peak_memory_bytes() override { return resident_set_peak_bytes(); }
   std::string peak_memory_kind() const override { return "resident_set"; }
-  std::string device_name() override { return cpu_model(); }
+  std::string device_name() override { return cpu_model("unknown cpu"); }
   int64_t memory_capacity_bytes() override { return host_memory_bytes(); }
   void apply_flags(const RunConfig& config) override {
     at::globalContext().setDeterministicAlgorithms(config.deterministic, /*warn_only=*/false);

@@ -21,12 +21,12 @@ std::string dotted(long version, long major_div, long minor_div) {
 
 }  // namespace
 
-std::string cpu_model() {
+std::string cpu_model(const std::string& unknown) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line))
     if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown cpu";
+  return unknown;
 }
 
 std::string dyno_revision() { return kDynoGitRevision; }

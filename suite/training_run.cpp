@@ -319,6 +319,8 @@ void TrainingRun::train() {
         step();
         if (profiler_ && profiler_->running() && step_ - first_step_ >= measure_from_) stop_profile();
         if (step_ % config_.log_every_steps == 0 && !(stop_reason_ = log_point()).empty()) break;
+        // (An evaluation at this step comes before the state saved at it, which then holds it.)
+        if (config_.eval_every_steps > 0 && step_ % config_.eval_every_steps == 0) stop_reason_ = evaluation();
         if (config_.save_every_steps > 0 && step_ % config_.save_every_steps == 0) {
           save_state(epoch_, batch_in_epoch_);
           // The next window starts on an idle device, and on every rank once rank 0 has written the
@@ -328,7 +330,6 @@ void TrainingRun::train() {
           window_start_ = Clock::now();
           window_items_ = 0;
         }
-        if (config_.eval_every_steps > 0 && step_ % config_.eval_every_steps == 0) stop_reason_ = evaluation();
       }
       // Without eval_every_steps, each completed epoch ends with an evaluation.
       if (stop_reason_.empty() && steps_left == 0 && config_.eval_every_steps == 0 && !(stop_reason_ = evaluation()).empty()) {

@@ -56,6 +56,8 @@ bool short_of_room(const std::string& dir) {
     write_file_atomically(probe, std::string(static_cast<size_t>(kRoomForTrials), '\0'));
   } catch (const OutOfSpace&) {
     return true;
+  } catch (const UserError&) {
+    return false;  // another write error: not room, and the trial is the program's crash
   }
   std::remove(probe.c_str());
   return false;

@@ -9,7 +9,7 @@
 // check); 2 bad input (config, flags, files, a duplicate workload) or an inconclusive comparison;
 // 3 the run finished with an outcome other than ok (diverged, oom), or a tune found no
 // configuration; 4 a data-parallel rank failed, or a baseline not comparable here; 75 out of
-// space; 130 interrupted.
+// space; 130 interrupted (dyno launch: 128 + the signal that stopped it).
 #pragma once
 
 namespace dyno {

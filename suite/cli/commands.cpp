@@ -1,5 +1,6 @@
 #include "dyno/suite/cli/commands.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -115,6 +116,11 @@ void print_summary(const RunReport& r, const std::string& path) {
 }
 
 }  // namespace
+
+bool hangup_ignored() {
+  struct sigaction current {};
+  return ::sigaction(SIGHUP, nullptr, &current) == 0 && current.sa_handler == SIG_IGN;
+}
 
 std::string version_text() { return "dyno " + dyno_revision() + " (LibTorch " + libtorch_version() + ")"; }
 

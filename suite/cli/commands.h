@@ -28,6 +28,10 @@ void add_model_file_options(CLI::App* command, ModelFileArgs& args);
 void apply_model_file_args(const ModelFileArgs& args, const std::string& workload_option, RunConfig& config);
 
 std::string version_text();
+
+// Whether SIGHUP is ignored in this process (nohup, or a parent's `trap '' HUP`): a command that
+// stops its children on a closed terminal leaves that choice as it is.
+bool hangup_ignored();
 void add_train_command(CLI::App& app);
 void add_list_commands(CLI::App& app);
 int run_selected_command(CLI::App& app);

@@ -331,16 +331,28 @@ Pairing choose_pairing(const std::string& pairing, const nlohmann::json& config)
 void refuse_changed_stored_config(const nlohmann::json& stored_config, const nlohmann::json& asked_config, const std::string& baseline_path) {
   const RunConfig stored = config_from_json(stored_config), asked = config_from_json(asked_config);
   const RunConfig stored_resolved = resolve_config(stored, workload_for(stored));
-  if (to_json(stored_resolved) == to_json(resolve_config(asked, workload_for(asked)))) return;
-  const nlohmann::json stored_json = to_json(stored), asked_json = to_json(asked), resolved_json = to_json(stored_resolved);
+  const nlohmann::json resolved_json = to_json(stored_resolved), asked_resolved = to_json(resolve_config(asked, workload_for(asked)));
+  if (resolved_json == asked_resolved) return;
+  const nlohmann::json stored_json = to_json(stored), asked_json = to_json(asked);
+  // The knob named that changed what trained (one naming the recipe's own value is no change),
+  // else the first named at all (another knob derives from it, as lr from batch_size).
+  std::string named;
+  bool named_trains_otherwise = false;
   for (const auto& [knob, value] : asked_json.items()) {
-    const nlohmann::json was = stored_json.value(knob, nlohmann::json()), trained = resolved_json.value(knob, nlohmann::json());
-    if (was == value) continue;
-    throw UserError("check", "--set " + knob + "=" + (value.is_string() ? value.get<std::string>() : value.dump()) + ": the baseline's runs in '" +
-                                 baseline_path + "' were measured with " + knob + "=" + was.dump() +
-                                 (trained != was ? " (the recipe's, " + trained.dump() + ")" : std::string()) +
-                                 "; re-record the baseline with it, measure both sides with --against BASE_DYNO, or use --candidate-set to change the candidate only");
+    if (stored_json.value(knob, nlohmann::json()) == value) continue;
+    const bool trains_otherwise = resolved_json.value(knob, nlohmann::json()) != asked_resolved.value(knob, nlohmann::json());
+    if (named.empty() || (trains_otherwise && !named_trains_otherwise)) {
+      named = knob;
+      named_trains_otherwise = trains_otherwise;
+    }
   }
+  if (named.empty()) return;
+  const nlohmann::json& value = asked_json[named];
+  const nlohmann::json was = stored_json.value(named, nlohmann::json()), trained = resolved_json.value(named, nlohmann::json());
+  throw UserError("check", "--set " + named + "=" + (value.is_string() ? value.get<std::string>() : value.dump()) + ": the baseline's runs in '" +
+                               baseline_path + "' were measured with " + named + "=" + was.dump() +
+                               (trained != was ? " (the recipe's, " + trained.dump() + ")" : std::string()) +
+                               "; re-record the baseline with it, measure both sides with --against BASE_DYNO, or use --candidate-set to change the candidate only");
 }
 
 int measure_and_check(const CheckArgs& a, const std::string& work) {
@@ -523,7 +535,7 @@ int run_check(const CheckArgs& a) {
   auto on_interrupt = [](int) { check_interrupted = true; };
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
-  std::signal(SIGHUP, on_interrupt);  // a closed terminal or ssh session: stop the measurement run too
+  if (!hangup_ignored()) std::signal(SIGHUP, on_interrupt);  // a closed terminal or ssh session (nohup's stays ignored)
   try {
     const ScratchDir work("dyno-check");
     return measure_and_check(a, work.path());

@@ -94,7 +94,7 @@ int run_launch(const LaunchArgs& a) {
   action.sa_handler = remember_signal;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGHUP, &action, nullptr);  // a closed terminal or ssh session: stop the ranks too
+  if (!hangup_ignored()) sigaction(SIGHUP, &action, nullptr);  // a closed terminal or ssh session (nohup's stays ignored)
   // Each rank's intra-op threads: the cores divided among the ranks, unless the user chose (as
   // torchrun does; dyno train's threads knob still comes first).
   std::string omp_threads;

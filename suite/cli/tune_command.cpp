@@ -605,7 +605,7 @@ int run_tune(const TuneArgs& args) {
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
-  std::signal(SIGHUP, on_interrupt);  // a closed terminal or ssh session: stop the trial's process group too
+  if (!hangup_ignored()) std::signal(SIGHUP, on_interrupt);  // a closed terminal or ssh session (nohup's stays ignored)
   TuneRun run(args, tunable.subject, trials);
   TuneSummary summary;
   summary.workload = tunable.subject.name;

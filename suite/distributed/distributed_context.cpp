@@ -333,7 +333,10 @@ void DistributedContext::after_backward(const std::vector<torch::Tensor>& parame
     parts.push_back(p.grad().defined() ? p.grad().reshape({-1}) : torch::zeros({p.numel()}, p.options()));
     present.push_back(p.grad().defined() ? 1.0f : 0.0f);
   }
-  parts.push_back(torch::tensor(present).to(parts.front().options()));
+  // (Every gradient here, the usual step: flags made on the device, no copy from the host to wait for.)
+  const bool all_here = std::all_of(present.begin(), present.end(), [](float f) { return f > 0; });
+  parts.push_back(all_here ? torch::ones({static_cast<int64_t>(present.size())}, parts.front().options())
+                           : torch::tensor(present).to(parts.front().options()));
   std::vector<at::Tensor> flat = {torch::cat(parts)};
   if (shared_memory_) {
     shared_memory_->average(flat[0]);
@@ -341,8 +344,7 @@ void DistributedContext::after_backward(const std::vector<torch::Tensor>& parame
     flat[0].div_(static_cast<double>(env_.world_size));
     run_collective([&] { group_->allreduce(flat)->wait(); });
   }
-  // (The flags are read only where this rank lacks a gradient: no device sync in the usual step.)
-  const bool all_here = std::all_of(present.begin(), present.end(), [](float f) { return f > 0; });
+  // (The flags are read back only where this rank lacks a gradient.)
   const at::Tensor any_rank = all_here ? at::Tensor() : flat[0].narrow(0, flat[0].numel() - static_cast<int64_t>(parameters.size()), static_cast<int64_t>(parameters.size())).cpu();
   int64_t offset = 0;
   for (size_t i = 0; i < parameters.size(); ++i) {

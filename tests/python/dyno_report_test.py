@@ -79,7 +79,7 @@ def window_items(environment):
     with tempfile.TemporaryDirectory() as folder:
         try:
             for name in list(os.environ):
-                if name.startswith("DYNO_") or name in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS"):
+                if name.startswith("DYNO_") or name in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS"):
                     del os.environ[name]
             os.environ.update(environment)
             report = dyno_report.Reporter(window_seconds=0, path=os.path.join(folder, "report.jsonl"))
@@ -95,8 +95,10 @@ def window_items(environment):
 
 assert window_items({}) == [8, 8], window_items({})
 assert window_items({"RANK": "0", "WORLD_SIZE": "4"}) == [32, 32], window_items({"RANK": "0", "WORLD_SIZE": "4"})
-assert window_items({"SLURM_PROCID": "0", "SLURM_NTASKS": "2"}) == [16, 16]
-assert window_items({"SLURM_PROCID": "1", "SLURM_NTASKS": "2"}) == []
+assert window_items({"SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "2"}) == [16, 16]
+assert window_items({"SLURM_PROCID": "1", "SLURM_STEP_NUM_TASKS": "2"}) == []
+# An sbatch script of one process: SLURM_NTASKS is the allocation's, not this job's ranks.
+assert window_items({"SLURM_PROCID": "0", "SLURM_NTASKS": "4"}) == [8, 8]
 
 # An evaluation's time is left out of the windows, and only once: a window that closed at the step
 # before it already ended after that step's wait for the device (here 1 s), so the next window keeps

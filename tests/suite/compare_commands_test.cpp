@@ -15,7 +15,7 @@ namespace {
 
 // The environment names the device and this machine's CPU, and no other field a machine
 // fingerprint compares: the baseline is comparable here whatever the rest of the machine.
-nlohmann::json this_cpu() { return {{"device", "cpu"}, {"cpu_model", cpu_model()}, {"device_name", cpu_model()}}; }
+nlohmann::json this_cpu() { return {{"device", "cpu"}, {"cpu_model", cpu_model()}, {"device_name", cpu_model("unknown cpu")}}; }
 
 std::string baseline_file(const std::filesystem::path& dir, const std::string& name, const std::vector<double>& runs,
                           const std::string& kind = "baseline", const std::string& figure = "window_p90",
@@ -237,6 +237,10 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--set lr=0.003: the baseline's runs in '" + trivial + "' were measured with lr=0.0 (the recipe's, 0.001)"), std::string::npos)
       << r.output;
+  // ... and the refusal names the knob that changed what trained, not one naming the recipe's own value.
+  r = testing::run_dyno("check --baseline " + trivial + " --runs 3 --set lr=0.001 --set batch_size=4");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--set batch_size=4: the baseline's runs"), std::string::npos) << r.output;
   // A baseline too spread to judge: inconclusive even after the automatic re-run; --strict fails.
   auto spread = baseline_file(dir, "spread.json", {1, 1e12, 1, 1e12});
   r = testing::run_dyno("check --baseline " + spread + " --runs 3");

@@ -12,6 +12,7 @@
 #endif
 #include <torch/torch.h>
 
+#include "dyno/reports/atomic_file.h"
 #include "dyno/reports/user_error.h"
 #include "fixture_files.h"
 #include "dyno/suite/autocast_scope.h"
@@ -315,6 +316,22 @@ TEST(Engine, ResumeContinuesTheStopRulesAndTheTimeToTarget) {
   EXPECT_EQ(resumed.summary.steps, 6);
   ASSERT_TRUE(resumed.summary.time_to_target_s.has_value());
   EXPECT_DOUBLE_EQ(*resumed.summary.time_to_target_s, *half.summary.time_to_target_s);
+  testing::remove_tree(dir);
+}
+
+// A run killed after a periodic save resumes from the evaluations up to that save, including one
+// made at the very step saved (the whole run stops at step 6 here too).
+TEST(Engine, APeriodicSaveHoldsTheEvaluationOfItsStep) {
+  auto dir = testing::fresh_dir("resume_periodic");
+  const std::string state = (dir / "s.pt").string(), common = "train -w fashion-mlp --no-progress --set size=tiny threads=1 lr=1e-12 eval_every_steps=2 "
+                                                                "plateau_patience=2 target=0.01 stop_at_target=false final_eval=false save_state=" + state;
+  auto r = testing::run_dyno(common + " save_every_steps=4 inject_fault=crash inject_fault_at_step=5 --out " + (dir / "a.json").string());
+  ASSERT_NE(r.exit_code, 0) << r.output;  // killed after the save at step 4
+  r = testing::run_dyno(common + " resume_state=" + state + " --out " + (dir / "b.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(read_file((dir / "b.json").string()));
+  EXPECT_EQ(report["summary"]["stop_reason"], "plateau");
+  EXPECT_EQ(report["summary"]["steps"], 6);
   testing::remove_tree(dir);
 }
 
