@@ -1,6 +1,7 @@
 #include "dyno/trials/program_command.h"
 
 #include <cctype>
+#include <map>
 
 #include "dyno/reports/child_process.h"
 #include "dyno/reports/user_error.h"
@@ -75,6 +76,14 @@ std::string ProgramCommand::environment_name(const std::string& knob) {
   std::string name = "DYNO_KNOB_";
   for (char c : knob) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : '_';
   return name;
+}
+
+void ProgramCommand::check_environment_names(const std::set<std::string>& names) {
+  std::map<std::string, std::string> knob_of;
+  for (const auto& name : names)
+    if (const auto [it, first] = knob_of.emplace(environment_name(name), name); !first)
+      throw UserError("space", "knobs '" + it->second + "' and '" + name + "' are both " + it->first + " in the program's environment, " +
+                                   "which could not tell them apart; rename one");
 }
 
 std::vector<std::string> ProgramCommand::argv_for(const nlohmann::json& point, int64_t seed) const {

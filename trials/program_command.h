@@ -36,6 +36,9 @@ class ProgramCommand {
   // "NAME=value" entries that carry `point` (DYNO_KNOB_* and DYNO_SEED).
   static std::vector<std::string> environment_for(const nlohmann::json& point, int64_t seed);
   static std::string environment_name(const std::string& knob);
+  // Throws UserError naming two knobs of `names` that have one environment_name (batch-size and
+  // batch_size, lr and LR): the program could not tell them apart.
+  static void check_environment_names(const std::set<std::string>& names);
   // A value as the program sees it: strings as they are, anything else as JSON (true, 128, 0.001).
   static std::string value_text(const nlohmann::json& value);
 

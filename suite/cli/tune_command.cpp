@@ -501,6 +501,7 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
   std::set<std::string> knobs;
   for (const auto& axis : t.space.axes()) knobs.insert(axis.knob);
   options.program.check_placeholders(knobs);
+  ProgramCommand::check_environment_names(knobs);
   options.seed = static_cast<int64_t>(args.seed);
   options.warmup_windows = args.warmup_windows;
   options.windows_per_unit = args.measure_windows;

@@ -37,6 +37,15 @@ TEST(ProgramCommand, EnvironmentCarriesEachKnobAndTheSeed) {
   EXPECT_EQ(ProgramCommand::environment_name("café"), "DYNO_KNOB_CAF__");  // byte by byte, as python/dyno_report.py
 }
 
+// Two knobs with one DYNO_KNOB_ name could not be told apart by the program: refused, both named.
+TEST(ProgramCommand, KnobsWithOneEnvironmentNameAreRefused) {
+  EXPECT_EQ(testing::error_of([] { ProgramCommand::check_environment_names({"batch-size", "batch_size", "lr"}); }),
+            "[space] knobs 'batch-size' and 'batch_size' are both DYNO_KNOB_BATCH_SIZE in the program's environment, which could not tell them apart; "
+            "rename one");
+  EXPECT_NE(testing::error_of([] { ProgramCommand::check_environment_names({"LR", "lr"}); }).find("DYNO_KNOB_LR"), std::string::npos);
+  ProgramCommand::check_environment_names({"batch_size", "lr", "ddp.world_size"});
+}
+
 TEST(ProgramCommand, TheBestConfigIsTheCommandLineAndEnvironmentToRun) {
   ProgramCommand c({"sh", "train.py", "--batch", "{batch_size}"}, {});
   const nlohmann::json point = {{"batch_size", 256}, {"mode", "fast run"}};
