@@ -138,14 +138,16 @@ int run_compare(const CompareArgs& a) {
           std::to_string(rows.size()) + "), so that --alpha bounds the chance of any false FAIL\n";
     // The smallest p each metric's repetitions can give (every candidate figure worse than every
     // baseline one): when every one is above alpha/m, no metric can FAIL, and the summary says so.
-    auto smallest_p_of = [&](const MetricVerdict& row) {
+    std::vector<double> reachable;  // each row's smallest p, once
+    for (const auto& row : rows) {
       std::vector<double> low(static_cast<size_t>(row.shift.baseline_count)), high(static_cast<size_t>(row.shift.candidate_count));
       std::iota(low.begin(), low.end(), 1.0);
       std::iota(high.begin(), high.end(), 1000.0);
-      return estimate_shift(high, low, true, o.confidence).p_value;
-    };
-    const auto most_telling = std::min_element(rows.begin(), rows.end(), [&](const MetricVerdict& a, const MetricVerdict& b) { return smallest_p_of(a) < smallest_p_of(b); });
-    const double smallest_p = smallest_p_of(*most_telling);
+      reachable.push_back(estimate_shift(high, low, true, o.confidence).p_value);
+    }
+    const size_t telling = static_cast<size_t>(std::min_element(reachable.begin(), reachable.end()) - reachable.begin());
+    const auto most_telling = rows.begin() + static_cast<std::ptrdiff_t>(telling);
+    const double smallest_p = reachable[telling];
     if (smallest_p >= o.alpha / static_cast<double>(rows.size())) {
       const std::string why = std::to_string(most_telling->shift.baseline_count) + " and " + std::to_string(most_telling->shift.candidate_count) +
                               " repetitions can give p no smaller than " + format_fixed(smallest_p, 5) + ", above alpha/" + std::to_string(rows.size()) +

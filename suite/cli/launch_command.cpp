@@ -194,11 +194,9 @@ int run_launch(const LaunchArgs& a) {
   if (g_forward_signal && result == 0) result = 128 + g_forward_signal;
   // A shared-memory all-reduce's segment is named after rank 0's process and removed by it; a rank 0
   // killed while it set the segment up leaves it behind: removed here, once every rank has ended.
-  if (ranks_pid0 > 0) {
-    std::error_code ignored;
-    for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ignored))
-      if (entry.path().filename().string().rfind("dyno-all-reduce-" + std::to_string(ranks_pid0) + "-", 0) == 0) std::filesystem::remove(entry.path(), ignored);
-  }
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ignored))
+    if (entry.path().filename().string().rfind("dyno-all-reduce-" + std::to_string(ranks_pid0) + "-", 0) == 0) std::filesystem::remove(entry.path(), ignored);
   // The last line of the job's log, what a trial's reason is read from: the rank that failed
   // first and its own error line; when every failed rank's collective failed for a peer, the
   // ranks that were still running then (one of them hung or was lost).

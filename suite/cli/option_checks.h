@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "dyno/reports/atomic_file.h"
+#include "dyno/reports/json_fields.h"
 #include "dyno/reports/utf8_text.h"
 
 namespace dyno {
@@ -57,7 +58,7 @@ inline CLI::Validator not_empty() {
 // A path the reports will name: their JSON holds UTF-8 text only, so a path of other bytes would
 // be refused by the report's writer after the whole run.
 inline std::string not_utf8(const std::string& path) {
-  return utf8_text(path) == path ? std::string() : "'" + utf8_text(path) + "' is not UTF-8 text (the reports name it); give a UTF-8 path";
+  return valid_utf8(path) ? std::string() : "'" + utf8_text(path) + "' is not UTF-8 text (the reports name it); give a UTF-8 path";
 }
 
 // A file to write: not an existing folder, nor a name ending in '/'; UTF-8.
