@@ -1,7 +1,12 @@
 #include "dyno/workloads/gzip_file.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <zlib.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstdio>
@@ -64,6 +69,7 @@ std::optional<std::vector<uint8_t>> read_entry(const CacheEntry& entry) {
   std::ifstream in(entry.path, std::ios::binary);
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   if (!in || crc32_z(0, bytes.data(), bytes.size()) != entry.crc) return std::nullopt;
+  ::utimensat(AT_FDCWD, entry.path.c_str(), nullptr, 0);  // used now: the pruning keeps it (a read-only cache stays as it is)
   return bytes;
 }
 
@@ -88,7 +94,47 @@ std::vector<uint8_t> decode(const std::string& path) {
   return out;
 }
 
+// The process a `NAME.tmp.PID` file names is gone (its writer was killed before the rename).
+bool orphaned_temp(const std::string& name) {
+  const auto at = name.rfind(".tmp.");
+  if (at == std::string::npos || at + 5 == name.size()) return false;
+  const std::string digits = name.substr(at + 5);
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) || digits.size() > 9) return false;
+  return ::kill(static_cast<pid_t>(std::stol(digits)), 0) != 0 && errno == ESRCH;
+}
+
 }  // namespace
+
+void prune_data_cache(const std::string& dir, uint64_t max_bytes, const std::string& keep) {
+  DIR* folder = ::opendir(dir.c_str());
+  if (!folder) return;
+  struct Entry {
+    std::string path;
+    struct timespec used;
+    uint64_t bytes;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  while (const dirent* e = ::readdir(folder)) {
+    const std::string name = e->d_name, path = dir + "/" + name;
+    struct stat info {};
+    if (name == "." || name == ".." || ::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
+    if (name.find(".tmp.") != std::string::npos) {
+      if (orphaned_temp(name)) ::unlink(path.c_str());
+      continue;  // a live writer's file is not an entry yet
+    }
+    total += static_cast<uint64_t>(info.st_size);
+    if (path != keep) entries.push_back({path, info.st_mtim, static_cast<uint64_t>(info.st_size)});
+  }
+  ::closedir(folder);
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec : a.used.tv_nsec < b.used.tv_nsec;
+  });
+  for (const Entry& entry : entries) {
+    if (total <= max_bytes) break;
+    if (::unlink(entry.path.c_str()) == 0) total -= entry.bytes;
+  }
+}
 
 std::string data_cache_dir() {
   if (const char* dir = std::getenv("DYNO_DATA_CACHE"); dir && *dir) return std::string(dir) == "off" ? "" : dir;
@@ -114,6 +160,7 @@ std::vector<uint8_t> read_gzip_file(const std::string& path, const std::string& 
   if (entry && bytes.size() == entry->decoded_size && crc32_z(0, bytes.data(), bytes.size()) == entry->crc) {
     try {
       write_file_atomically(entry->path, std::string(bytes.begin(), bytes.end()));
+      prune_data_cache(data_cache_dir(), kDataCacheBytes, entry->path);
     } catch (const std::exception&) {
       // A cache that cannot be written (read-only home, full disk) is skipped: the next process decodes again.
     }

@@ -18,7 +18,16 @@ std::string data_cache_dir();
 // Throws UserError with the install hint of `package_hint` when it is missing, and UserError when
 // it is not readable. Read from the data cache when that holds the file's decoded bytes (an entry
 // for its absolute path with the length and CRC-32 its gzip trailer states); otherwise decoded and,
-// where the cache can be written, stored there atomically for the next process.
+// where the cache can be written, stored there atomically for the next process (and the cache
+// pruned, below). A read from the cache marks the entry used (its modification time).
 std::vector<uint8_t> read_gzip_file(const std::string& path, const std::string& package_hint);
+
+// The data cache's bound: entries take at most this many bytes, the least recently used removed first.
+inline constexpr uint64_t kDataCacheBytes = uint64_t{4} << 30;
+
+// Removes from the cache folder `dir` what a writer killed mid-way left (a `NAME.tmp.PID` file whose
+// process is gone) and, while its entries take more than `max_bytes`, the least recently used one
+// other than `keep` (an entry just written). What cannot be listed or removed is left as it is.
+void prune_data_cache(const std::string& dir, uint64_t max_bytes, const std::string& keep);
 
 }  // namespace dyno

@@ -1,13 +1,17 @@
 #include "dyno/workloads/gzip_file.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -155,6 +159,55 @@ TEST_F(GzipFile, AMissingFileNamesThePackageThatInstallsItAndAnUnreadableOneSays
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot read '" + (root_ / "a-file" / "x.gz").string() + "': Not a directory"), std::string::npos) << e.what();
   }
+}
+
+// A process id that names no process: a child's that has exited and been waited for.
+pid_t a_gone_pid() {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  return child;
+}
+
+void set_used(const fs::path& path, int seconds_ago) {
+  fs::last_write_time(path, fs::file_time_type::clock::now() - std::chrono::seconds(seconds_ago));
+}
+
+TEST_F(GzipFile, AReadFromTheCacheMarksItsEntryUsed) {
+  read_gzip_file(source_, "pkg");
+  const auto entries = cache_entries();
+  ASSERT_EQ(entries.size(), 1u);
+  set_used(entries[0], 3600);
+  const auto before = fs::last_write_time(entries[0]);
+  read_gzip_file(source_, "pkg");
+  EXPECT_GT(fs::last_write_time(entries[0]), before + std::chrono::seconds(3000));
+}
+
+TEST_F(GzipFile, PruningRemovesTheLeastRecentlyUsedEntriesPastTheBoundButNotTheOneJustWritten) {
+  fs::create_directories(cache_);
+  for (const auto& [name, seconds_ago] : std::vector<std::pair<std::string, int>>{{"a", 400}, {"b", 300}, {"c", 200}, {"d", 100}}) {
+    write_text(cache_ / name, std::string(100, 'x'));
+    set_used(cache_ / name, seconds_ago);
+  }
+  prune_data_cache(cache_, 250, cache_ / "a");  // 400 bytes: two go, the oldest after the kept one
+  EXPECT_TRUE(fs::exists(cache_ / "a"));
+  EXPECT_FALSE(fs::exists(cache_ / "b"));
+  EXPECT_FALSE(fs::exists(cache_ / "c"));
+  EXPECT_TRUE(fs::exists(cache_ / "d"));
+  prune_data_cache(cache_, 200, "");  // within the bound: nothing goes
+  EXPECT_EQ(cache_entries().size(), 2u);
+}
+
+TEST_F(GzipFile, WritingAnEntryRemovesWhatAKilledWriterLeftButNotALiveWritersFile) {
+  fs::create_directories(cache_);
+  const fs::path orphan = cache_ / ("old-entry.tmp." + std::to_string(a_gone_pid()));
+  const fs::path live = cache_ / ("new-entry.tmp." + std::to_string(getpid()));
+  write_text(orphan, "half an entry");
+  write_text(live, "being written");
+  read_gzip_file(source_, "pkg");
+  EXPECT_FALSE(fs::exists(orphan));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_EQ(cache_entries().size(), 2u);  // the new entry, and the live writer's file
 }
 
 // Sets (or with nullptr unsets) an environment variable for its lifetime.
