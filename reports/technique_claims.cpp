@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "dyno/reports/json_fields.h"
+#include "dyno/reports/statistics.h"
 #include "dyno/reports/user_error.h"
 
 namespace dyno {
@@ -34,16 +35,18 @@ const std::vector<TechniqueClaim>& technique_claims() {
 std::vector<TechniqueRow> technique_rows(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object() || !j.contains("benchmarks") || !j["benchmarks"].is_array())
     throw UserError("report", "not a Google Benchmark JSON result (no \"benchmarks\" list); run dyno_bench_techniques --benchmark_out=FILE");
+  // Each benchmark's real time per repetition, in ns whatever its unit; the table states the baseline's unit.
   struct Acc {
-    double sum = 0;
-    int count = 0;
+    std::vector<double> ns;
     std::string unit;
     std::string error;
   };
+  const std::map<std::string, double> ns_per = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
   std::map<std::string, Acc> by_name;
   size_t index = 0;
   for (const auto& entry : j["benchmarks"]) {
-    const JsonFields b(entry, "report", where + ".benchmarks[" + std::to_string(index++) + "]");
+    const std::string at = where + ".benchmarks[" + std::to_string(index++) + "]";
+    const JsonFields b(entry, "report", at);
     const std::string name = b.text("run_name", b.text("name"));
     auto& acc = by_name[name];
     if (b.flag("error_occurred")) {
@@ -51,9 +54,10 @@ std::vector<TechniqueRow> technique_rows(const nlohmann::json& j, const std::str
       continue;
     }
     if (b.text("run_type", "iteration") != "iteration" || !b.has("real_time")) continue;
-    acc.sum += b.number("real_time");
-    ++acc.count;
     acc.unit = b.text("time_unit", "ns");
+    if (!ns_per.count(acc.unit))
+      throw UserError("report", at + ".time_unit: '" + acc.unit + "' is not a Google Benchmark unit (ns, us, ms, s)");
+    acc.ns.push_back(b.number("real_time") * ns_per.at(acc.unit));
   }
   // A result with none of the techniques' benchmarks is another program's: a table of "missing" rows would hide that.
   bool any = false;
@@ -69,10 +73,10 @@ std::vector<TechniqueRow> technique_rows(const nlohmann::json& j, const std::str
       row.status = "missing";
     } else if (!base->second.error.empty() || !tech->second.error.empty()) {
       row.status = !tech->second.error.empty() ? tech->second.error : base->second.error;
-    } else if (base->second.count > 0 && tech->second.count > 0) {
-      row.baseline_time = base->second.sum / base->second.count;
-      row.technique_time = tech->second.sum / tech->second.count;
+    } else if (!base->second.ns.empty() && !tech->second.ns.empty()) {
       row.unit = base->second.unit;
+      row.baseline_time = median(base->second.ns) / ns_per.at(row.unit);
+      row.technique_time = median(tech->second.ns) / ns_per.at(row.unit);
       row.speedup = row.technique_time > 0 ? row.baseline_time / row.technique_time : 0;
       row.status = "measured";
     } else {

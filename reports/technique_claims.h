@@ -22,7 +22,7 @@ const std::vector<TechniqueClaim>& technique_claims();
 
 struct TechniqueRow {
   TechniqueClaim claim;
-  double baseline_time = 0;   // mean real time over repetitions, in the benchmark's unit
+  double baseline_time = 0;   // median real time over repetitions, in the baseline benchmark's unit
   double technique_time = 0;
   std::string unit;
   double speedup = 0;         // baseline / technique; 0 when not measured

@@ -2,7 +2,7 @@
 // can be isolated (baseline variant vs technique variant, named "<technique>/<variant>"; the pairs
 // are listed in reports/technique_claims.cpp). CUDA-only cases are skipped with a reason where no
 // GPU is visible, never dropped. `dyno report techniques RESULT.json` prints claimed vs measured.
-//   build/suite/dyno_bench_techniques --benchmark_repetitions=3 --benchmark_out=techniques.json
+//   build/suite/dyno_bench_techniques --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true --benchmark_out=techniques.json
 #include <malloc.h>
 
 #include <benchmark/benchmark.h>
