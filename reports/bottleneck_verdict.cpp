@@ -38,31 +38,37 @@ BottleneckVerdict verdict(std::string kind, std::string headline, const std::str
 }  // namespace
 
 BottleneckVerdict decide_bottleneck(const std::map<std::string, PhaseTime>& phases, const std::optional<ProfileSummary>& profile,
-                                    const std::string& device) {
+                                    const VerdictScope& run) {
   double step_ms = 0;
   for (const auto& [name, p] : phases)
     if (name != "eval") step_ms += p.per_step_ms;
-  const double data_wait = share_of(phases, "data_wait", step_ms), all_reduce = share_of(phases, "all_reduce", step_ms);
+  const bool profiled = profile && profile->wall_s > 0;
+  if (step_ms <= 0 && !profiled)
+    return verdict("undetermined", "undetermined", "no step was measured (the run ended within its warm-up) or profiled; run more steps",
+                   {{"step_ms", step_ms}, {"data_wait_share", nullptr}, {"all_reduce_share", nullptr}});
+  // Without measured steps, the profiled steps' wait for data tells the input share.
+  const double data_wait = step_ms > 0 ? share_of(phases, "data_wait", step_ms) : profile->data_wait_s / profile->wall_s;
+  const double all_reduce = share_of(phases, "all_reduce", step_ms);
   nlohmann::json evidence = {{"step_ms", step_ms}, {"data_wait_share", data_wait}, {"all_reduce_share", all_reduce}};
-  const std::string step_text = " of the step (" + format_fixed(step_ms, 3) + " ms/step measured)";
+  const std::string step_text = step_ms > 0 ? " of the step (" + format_fixed(step_ms, 3) + " ms/step measured)" : " of a profiled step (no step measured)";
 
   if (data_wait >= kInputBoundShare)
     return verdict("input", "input-bound",
                    "the training thread waits for data " + percent(data_wait) + step_text +
                        "; more loader workers, a deeper prefetch or a faster data source would help",
                    evidence);
-  const double collectives = profile && profile->wall_s > 0 ? profile->communication_s / profile->wall_s : 0.0;
+  const double collectives = profiled ? profile->communication_s / profile->wall_s : 0.0;
   if (profile) evidence["collective_share"] = collectives;
   if (all_reduce >= kCommunicationBoundShare || collectives >= kCommunicationBoundShare) {
     const std::string what = all_reduce >= kCommunicationBoundShare
                                  ? "the gradient all-reduce after backward takes " + percent(all_reduce) + step_text +
                                        "; overlapping it with backward (ddp.overlap=true) would hide part of it"
                                  : "the training thread waits for collectives that computation does not hide " + percent(collectives) +
-                                       " of a profiled step; larger buckets (ddp.bucket_cap_mb), gradient compression (ddp.comm_hook) or a "
-                                       "larger batch per rank would help";
+                                       " of a profiled step; larger buckets (ddp.bucket_cap_mb), " +
+                                       (run.comm_hook ? "gradient compression (ddp.comm_hook) " : "") + "or a larger batch per rank would help";
     return verdict("communication", "communication-bound", what, evidence);
   }
-  if (!profile || profile->wall_s <= 0)
+  if (!profiled)
     return verdict("undetermined", "not input- or communication-bound",
                    "data_wait is " + percent(data_wait) + " and the all-reduce outside backward " + percent(all_reduce) + step_text +
                        "; run with --profile to tell compute from host overhead",
@@ -86,7 +92,7 @@ BottleneckVerdict decide_bottleneck(const std::map<std::string, PhaseTime>& phas
   // Host overhead: on the CPU, the time outside ATen ops and the fixed cost of every op call, less
   // waiting for data (the input verdict's, above) outside ops; on CUDA, the time the device is
   // idle (how much of a wait the queued kernels cover is not known here).
-  const bool cuda = device == "cuda";
+  const bool cuda = run.device == "cuda";
   const double outside_ops_s = std::max(0.0, wall - p.ops_s - p.communication_s - p.data_wait_s);
   const double overhead = cuda ? 1.0 - std::min(1.0, p.device_busy_s / wall)
                                : std::min(1.0, (outside_ops_s + static_cast<double>(p.op_calls) * p.op_call_s) / wall);
@@ -99,7 +105,7 @@ BottleneckVerdict decide_bottleneck(const std::map<std::string, PhaseTime>& phas
                                        std::to_string(p.op_calls / std::max<int64_t>(p.steps, 1)) + " op calls a step at " +
                                        format_fixed(1e6 * p.op_call_s, 1) + " us each, measured here)";
     return verdict("host_overhead", "host-overhead-bound",
-                   why + "; larger batches amortise it" + std::string(cuda ? " (or CUDA graphs, torch.compile)" : "") + "; " + achieved_text,
+                   why + "; larger batches amortise it; " + achieved_text,
                    evidence);
   }
   double gemm_share = 0;
@@ -116,10 +122,13 @@ BottleneckVerdict decide_bottleneck(const std::map<std::string, PhaseTime>& phas
                    "matrix multiplies and convolutions take " + percent(gemm_share) + " of the " + (cuda ? "kernel" : "op") + " time; " +
                        achieved_text,
                    evidence);
+  std::string cuts = "fused kernels";  // what would cut the traffic: the knobs still to try, and the model's own ops
+  if (run.channels_last) cuts += std::string(run.amp ? ", " : " or ") + "channels_last=true";
+  if (run.amp) cuts += " or a narrower precision (amp)";
   return verdict("memory", "memory-bound",
                  "matrix multiplies and convolutions take only " + percent(gemm_share) + " of the " + (cuda ? "kernel" : "op") +
-                     " time; the rest are elementwise, copy and reduction ops, whose speed is set by memory traffic (fused kernels, "
-                     "channels_last or a narrower precision would cut it); " + achieved_text,
+                     " time; the rest are elementwise, copy and reduction ops, whose speed is set by memory traffic (" + cuts +
+                     " would cut it); " + achieved_text,
                  evidence);
 }
 

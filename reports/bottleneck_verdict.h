@@ -13,7 +13,10 @@
 //   compute-bound        matrix multiplies and convolutions take kComputeBoundGemmShare of the op
 //                        (CPU) or kernel (CUDA) time
 //   memory-bound         otherwise: elementwise, copy and reduction ops dominate
-//   undetermined         not input- or communication-bound, and no profile to tell the rest
+//   undetermined         not input- or communication-bound, and no profile to tell the rest (or
+//                        no step measured or profiled at all)
+// Without measured steps (a run that ended within its warm-up), the input and communication
+// shares are the profiled steps'.
 // A profiled verdict also states the achieved FLOP/s of the matrix multiplies and convolutions
 // over the profiled steps against the GEMM peak measured in the run's precision.
 #pragma once
@@ -41,9 +44,17 @@ struct BottleneckVerdict {
   nlohmann::json evidence = nlohmann::json::object();  // the figures the decision read
 };
 
-// `device` is the run's device ("cpu" or "cuda").
+// The run a verdict is for, as far as its advice goes: it names only knob values the run could
+// still take (the knob table and the engine refuse the others).
+struct VerdictScope {
+  std::string device = "cpu";  // cpu or cuda
+  bool channels_last = true;   // still to try: a convolutional workload at channels_last=false
+  bool amp = true;             // still to try: amp=off
+  bool comm_hook = true;       // ddp.comm_hook applies: ddp.overlap=true on gloo or nccl, and none set yet
+};
+
 BottleneckVerdict decide_bottleneck(const std::map<std::string, PhaseTime>& phases, const std::optional<ProfileSummary>& profile,
-                                    const std::string& device);
+                                    const VerdictScope& run);
 
 nlohmann::json to_json(const BottleneckVerdict& verdict);
 BottleneckVerdict verdict_from_json(const nlohmann::json& json, const std::string& where);

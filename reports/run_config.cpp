@@ -236,9 +236,9 @@ void validate_combination(const RunConfig& c) {
   if (c.inject_fault != "none" && c.inject_fault_at_step < 1)
     throw UserError("config", "inject_fault_at_step: " + std::to_string(c.inject_fault_at_step) +
                                   " is not valid with inject_fault='" + c.inject_fault + "'; give a step >= 1");
-  if (!c.resume_state.empty() && c.resume_state == c.save_state && c.save_every_steps == 0) {
-    // Allowed: resume and overwrite at the end.
-  }
+  if (c.save_every_steps > 0 && c.save_state.empty())
+    throw UserError("config", "save_every_steps: " + std::to_string(c.save_every_steps) +
+                                  " saves the state to save_state, which is empty; give save_state=FILE, or save_every_steps=0");
 }
 
 int64_t effective_batch_size(const RunConfig& config) {

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -200,6 +201,9 @@ Intervals summarise_host(const std::vector<profiler::KinetoEvent>& events, Profi
     };
     std::vector<Open> stack;
     std::vector<double> self_s(spans.size());
+    // An op inside one of its own name (autocast dispatches aten::conv2d again, in the narrower
+    // type, under the first) is one call: its row is its parent's.
+    std::vector<std::optional<size_t>> repeat_of(spans.size());
     for (size_t i = 0; i < spans.size(); ++i) {
       const Span& s = spans[i];
       const double duration_s = static_cast<double>(s.end - s.start) * 1e-9;
@@ -208,6 +212,7 @@ Intervals summarise_host(const std::vector<profiler::KinetoEvent>& events, Profi
       while (!stack.empty() && spans[stack.back().index].end < s.end) stack.pop_back();
       const Open* parent = stack.empty() ? nullptr : &stack.back();
       if (parent) self_s[parent->index] -= duration_s;
+      if (parent && spans[parent->index].name == s.name) repeat_of[i] = parent->index;
       const bool op = s.name.rfind("aten::", 0) == 0, gemm = is_gemm(s.name), collective = is_collective(s.name);
       const bool counted = in_a_step(s);
       // The outermost ops, and none inside a collective: that time is communication_s's (counted once).
@@ -224,8 +229,10 @@ Intervals summarise_host(const std::vector<profiler::KinetoEvent>& events, Profi
       }
       stack.push_back({i, (parent && parent->in_op) || op, (parent && parent->in_gemm) || gemm, (parent && parent->in_collective) || collective});
     }
+    for (size_t i = spans.size(); i-- > 0;)  // innermost first, so a chain of repeats folds into its outermost op
+      if (repeat_of[i]) self_s[*repeat_of[i]] += self_s[i];
     for (size_t i = 0; i < spans.size(); ++i)
-      if (in_a_step(spans[i]))
+      if (in_a_step(spans[i]) && !repeat_of[i])
         add(table, spans[i].name, std::max(0.0, self_s[i]), static_cast<double>(spans[i].end - spans[i].start) * 1e-9,
             is_gemm(spans[i].name) ? flops_of(*spans[i].event, spans[i].name) : 0.0, shapes_text(*spans[i].event));
   }

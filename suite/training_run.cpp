@@ -127,6 +127,7 @@ EvalResult evaluate(SegmentedModel& model, const Workload& workload, const std::
   loader.start_epoch(0);
   auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kLong).device(device));
+  auto ignored = torch::zeros({}, torch::TensorOptions().dtype(torch::kLong).device(device));  // targets of -100
   int64_t items = 0, predictions = 0;  // examples (the loss's mean is per example), predicted targets
   while (auto batch = loader.next()) {
     auto input = to_device(batch->input, device, false, config.channels_last);
@@ -150,13 +151,17 @@ EvalResult evaluate(SegmentedModel& model, const Workload& workload, const std::
     loss_sum += torch::nn::functional::cross_entropy(flat_logits, flat_target,
                                                      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
                     .to(torch::kDouble);
-    correct += flat_logits.argmax(-1).eq(flat_target).sum();
+    // A target of -100 (cross-entropy's ignore index, padding) is no prediction: the sum above leaves it out, and so do the counts.
+    const auto counted = flat_target.ne(-100);
+    correct += flat_logits.argmax(-1).eq(flat_target).logical_and(counted).sum();
+    ignored += counted.logical_not().sum();
     items += flat_target.numel();
     predictions += flat_target.numel();
   }
   model->train();
-  std::vector<double> sums = {loss_sum.item<double>(), static_cast<double>(correct.item<int64_t>()), static_cast<double>(items),
-                              static_cast<double>(predictions)};
+  const auto not_counted = ignored.item<int64_t>();
+  std::vector<double> sums = {loss_sum.item<double>(), static_cast<double>(correct.item<int64_t>()), static_cast<double>(items - not_counted),
+                              static_cast<double>(predictions - not_counted)};
   if (distributed) sums = distributed->sum(sums);
   EvalResult result;  // no evaluation data: no figure (NaN, null in the report), never a target reached
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -618,7 +623,9 @@ void TrainingRun::summarise() {
     profile_->op_call_s = peak.op_call_s;
     report_.profile = profile_;
   }
-  report_.verdict = decide_bottleneck(report_.phases, report_.profile, config_.device);
+  report_.verdict = decide_bottleneck(report_.phases, report_.profile,
+                                      {config_.device, workload_.convolutional && !config_.channels_last, config_.amp == "off",
+                                       config_.ddp.overlap && config_.ddp.backend != "shm" && config_.ddp.comm_hook == "none"});
 }
 
 }  // namespace dyno

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -65,15 +66,11 @@ void save_training_state(const std::string& path, torch::nn::Module& model, torc
   archive.write("time_to_target_s", torch::tensor(p.time_to_target_s, torch::kDouble));
   archive.write("rng_cpu", generator_state(c10::Device(c10::kCPU)));
   if (!device.is_cpu()) archive.write("rng_device", generator_state(device));
-  std::filesystem::path target(path);
-  if (target.has_parent_path()) make_folder(target.parent_path().string());
-  const std::string temp = path + ".tmp." + std::to_string(::getpid());
-  archive.save_to(temp);
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(temp.c_str());
-    throw UserError("state", "save_state: cannot write '" + path + "': " + std::strerror(err));
-  }
+  // Serialised in memory, then written as every dyno file is (synced, renamed; a full disk is
+  // OutOfSpace, another failure a UserError naming the file, and no temporary file is left).
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  write_file_atomically(path, bytes.str());
 }
 
 namespace {

@@ -15,6 +15,7 @@
   misfits        data that does not fit model.pt: flat.pt (inputs flattened to 784), class_ids.pt (labels
                  10-19 for its 10 outputs), float_targets.pt (the labels as float32)
   ignored.pt     data.pt with every seventh target -100 (cross-entropy's ignore_index: it fits)
+  ignored_left_out.pt  ignored.pt without those examples
   custom_op.pt   a model calling an operator registered in Python only (dyno's LibTorch cannot load it)
   branchy.pt     two heads, one used per batch by its first image (ranks of a step may use different ones)
 
@@ -158,6 +159,8 @@ def main(out):
     ignored = targets.clone()
     ignored[::7] = -100
     torch.save({"inputs": inputs.clone(), "targets": ignored}, os.path.join(out, "ignored.pt"))
+    kept = ignored != -100
+    torch.save({"inputs": inputs[kept].clone(), "targets": targets[kept].clone()}, os.path.join(out, "ignored_left_out.pt"))
     library = torch.library.Library("dyno_fixture", "DEF")
     library.define("twice(Tensor x) -> Tensor")
     library.impl("twice", lambda x: x * 2, "CompositeExplicitAutograd")

@@ -34,48 +34,48 @@ ProfileSummary profile(double ops_s, double gemm_s, int64_t op_calls = 500, doub
 }
 
 TEST(BottleneckVerdict, WaitingForDataIsInputBoundWhateverTheProfileSays) {
-  const auto v = decide_bottleneck(phases(4, 0, 6), profile(0.045, 0.040), "cpu");
+  const auto v = decide_bottleneck(phases(4, 0, 6), profile(0.045, 0.040), {"cpu"});
   EXPECT_EQ(v.kind, "input");
   EXPECT_NE(v.sentence.find("waits for data 40% of the step"), std::string::npos) << v.sentence;
   EXPECT_DOUBLE_EQ(v.evidence["data_wait_share"].get<double>(), 0.4);
 }
 
 TEST(BottleneckVerdict, AnAllReduceOutsideBackwardOrAnExposedCollectiveIsCommunicationBound) {
-  auto v = decide_bottleneck(phases(0.5, 4, 5.5), std::nullopt, "cpu");
+  auto v = decide_bottleneck(phases(0.5, 4, 5.5), std::nullopt, {"cpu"});
   EXPECT_EQ(v.kind, "communication");
   EXPECT_NE(v.sentence.find("ddp.overlap=true"), std::string::npos) << v.sentence;
   // Overlapped: the profile saw 20 of 50 ms with a collective in flight and the training thread in no op.
-  v = decide_bottleneck(phases(0.5, 0, 9.5), profile(0.025, 0.020, 500, 0.020), "cpu");
+  v = decide_bottleneck(phases(0.5, 0, 9.5), profile(0.025, 0.020, 500, 0.020), {"cpu"});
   EXPECT_EQ(v.kind, "communication");
   EXPECT_NE(v.sentence.find("not hide 40% of a profiled step"), std::string::npos) << v.sentence;
 }
 
 TEST(BottleneckVerdict, WithoutAProfileOnlyInputAndCommunicationCanBeTold) {
-  const auto v = decide_bottleneck(phases(1, 0, 9), std::nullopt, "cpu");
+  const auto v = decide_bottleneck(phases(1, 0, 9), std::nullopt, {"cpu"});
   EXPECT_EQ(v.kind, "undetermined");
   EXPECT_NE(v.sentence.find("run with --profile"), std::string::npos) << v.sentence;
 }
 
 TEST(BottleneckVerdict, TimeOutsideOpsAndTheFixedCostOfCallsIsHostOverhead) {
   // 22 ms outside ops + 500 calls x 2 us = 23 of 50 ms: not yet half.
-  EXPECT_NE(decide_bottleneck(phases(1, 0, 9), profile(0.028, 0.020), "cpu").kind, "host_overhead");
+  EXPECT_NE(decide_bottleneck(phases(1, 0, 9), profile(0.028, 0.020), {"cpu"}).kind, "host_overhead");
   // 24 ms outside ops + 1 ms of calls = 25 of 50 ms.
-  const auto v = decide_bottleneck(phases(1, 0, 9), profile(0.026, 0.020), "cpu");
+  const auto v = decide_bottleneck(phases(1, 0, 9), profile(0.026, 0.020), {"cpu"});
   EXPECT_EQ(v.kind, "host_overhead");
   EXPECT_DOUBLE_EQ(v.evidence["host_overhead_share"].get<double>(), 0.5);
   EXPECT_NE(v.sentence.find("100 op calls a step at 2.0 us each"), std::string::npos) << v.sentence;
   // Exposed communication is not host overhead.
-  EXPECT_NE(decide_bottleneck(phases(1, 0, 9), profile(0.026, 0.020, 500, 0.010), "cpu").kind, "host_overhead");
+  EXPECT_NE(decide_bottleneck(phases(1, 0, 9), profile(0.026, 0.020, 500, 0.010), {"cpu"}).kind, "host_overhead");
   // Nor is waiting for data below the input verdict's line: 10 of the 24 ms outside ops.
   auto waiting = profile(0.026, 0.020);
   waiting.data_wait_s = 0.010;
-  const auto w = decide_bottleneck(phases(2.8, 0, 7.2), waiting, "cpu");
+  const auto w = decide_bottleneck(phases(2.8, 0, 7.2), waiting, {"cpu"});
   EXPECT_NE(w.kind, "host_overhead") << w.sentence;
   EXPECT_NEAR(w.evidence["host_overhead_share"].get<double>(), 0.3, 1e-12);  // (24 - 10 + 1) of 50 ms
 }
 
 TEST(BottleneckVerdict, MatrixMultipliesDominatingTheOpsIsComputeBoundWithThePeakFraction) {
-  const auto v = decide_bottleneck(phases(1, 0, 9), profile(0.045, 0.030), "cpu");
+  const auto v = decide_bottleneck(phases(1, 0, 9), profile(0.045, 0.030), {"cpu"});
   EXPECT_EQ(v.kind, "compute");
   EXPECT_EQ(v.headline, "compute-bound, 20% of the measured float32 GEMM peak");
   EXPECT_DOUBLE_EQ(v.evidence["peak_fraction"].get<double>(), 0.2);
@@ -85,14 +85,14 @@ TEST(BottleneckVerdict, MatrixMultipliesDominatingTheOpsIsComputeBoundWithThePea
 TEST(BottleneckVerdict, APeakThatCouldNotBeMeasuredIsSaidAndNotDividedBy) {
   ProfileSummary p = profile(0.045, 0.030);
   p.peak_flops_per_s = 0;
-  const auto v = decide_bottleneck(phases(1, 0, 9), p, "cpu");
+  const auto v = decide_bottleneck(phases(1, 0, 9), p, {"cpu"});
   EXPECT_EQ(v.headline, "compute-bound");
   EXPECT_TRUE(v.evidence["peak_fraction"].is_null());
   EXPECT_NE(v.sentence.find("the GEMM peak could not be measured"), std::string::npos) << v.sentence;
 }
 
 TEST(BottleneckVerdict, ElementwiseOpsDominatingIsMemoryBound) {
-  const auto v = decide_bottleneck(phases(1, 0, 9), profile(0.045, 0.020), "cpu");
+  const auto v = decide_bottleneck(phases(1, 0, 9), profile(0.045, 0.020), {"cpu"});
   EXPECT_EQ(v.kind, "memory");
   EXPECT_DOUBLE_EQ(v.evidence["gemm_share"].get<double>(), 0.020 / 0.045);
 }
@@ -102,15 +102,43 @@ TEST(BottleneckVerdict, OnCudaTheDeviceBusyShareDecidesHostOverheadAndKernelName
   p.device_busy_s = 0.020;  // busy 40% of the 50 ms
   p.kernels = {{"ampere_sgemm_128x64_tn", 10, 0.015, 0.015, 0, ""}, {"elementwise_kernel", 100, 0.005, 0.005, 0, ""}};
   p.gemm_device_s = 0.015;
-  EXPECT_EQ(decide_bottleneck(phases(1, 0, 9), p, "cuda").kind, "host_overhead");
+  EXPECT_EQ(decide_bottleneck(phases(1, 0, 9), p, {"cuda"}).kind, "host_overhead");
   p.device_busy_s = 0.045;
-  EXPECT_EQ(decide_bottleneck(phases(1, 0, 9), p, "cuda").kind, "compute");
+  EXPECT_EQ(decide_bottleneck(phases(1, 0, 9), p, {"cuda"}).kind, "compute");
   p.gemm_device_s = 0.002;
-  EXPECT_EQ(decide_bottleneck(phases(1, 0, 9), p, "cuda").kind, "memory");
+  EXPECT_EQ(decide_bottleneck(phases(1, 0, 9), p, {"cuda"}).kind, "memory");
+}
+
+// A run that ended within its warm-up measured no step: the profiled steps tell its wait for
+// data, and with no profile either nothing is decided.
+TEST(BottleneckVerdict, WithoutMeasuredStepsTheProfiledStepsDecideAndWithoutThoseNothingDoes) {
+  const std::map<std::string, PhaseTime> none;
+  ProfileSummary waiting = profile(0.010, 0.008);
+  waiting.data_wait_s = 0.040;  // 40 of the 50 profiled ms
+  auto v = decide_bottleneck(none, waiting, {"cpu"});
+  EXPECT_EQ(v.kind, "input");
+  EXPECT_NE(v.sentence.find("waits for data 80% of a profiled step (no step measured)"), std::string::npos) << v.sentence;
+  v = decide_bottleneck(none, std::nullopt, {"cpu"});
+  EXPECT_EQ(v.kind, "undetermined");
+  EXPECT_NE(v.sentence.find("no step was measured"), std::string::npos) << v.sentence;
+  EXPECT_TRUE(v.evidence["data_wait_share"].is_null());
+}
+
+// The advice names only knob values the run could still take.
+TEST(BottleneckVerdict, AdviceNamesOnlyKnobValuesTheRunCouldTake) {
+  auto v = decide_bottleneck(phases(1, 0, 9), profile(0.045, 0.020), {"cpu"});
+  EXPECT_NE(v.sentence.find("fused kernels, channels_last=true or a narrower precision (amp) would cut it"), std::string::npos) << v.sentence;
+  v = decide_bottleneck(phases(1, 0, 9), profile(0.045, 0.020), {"cpu", /*channels_last=*/false, /*amp=*/false});
+  EXPECT_NE(v.sentence.find("(fused kernels would cut it)"), std::string::npos) << v.sentence;
+  v = decide_bottleneck(phases(1, 0, 9), profile(0.045, 0.020), {"cpu", /*channels_last=*/false, /*amp=*/true});
+  EXPECT_NE(v.sentence.find("(fused kernels or a narrower precision (amp) would cut it)"), std::string::npos) << v.sentence;
+  v = decide_bottleneck(phases(0.5, 0, 9.5), profile(0.025, 0.020, 500, 0.020), {"cpu", true, true, /*comm_hook=*/false});
+  EXPECT_EQ(v.kind, "communication");
+  EXPECT_EQ(v.sentence.find("comm_hook"), std::string::npos) << v.sentence;
 }
 
 TEST(BottleneckVerdict, RoundTripsThroughJsonAndNamesAMissingKind) {
-  const auto v = decide_bottleneck(phases(1, 0, 9), profile(0.045, 0.030), "cpu");
+  const auto v = decide_bottleneck(phases(1, 0, 9), profile(0.045, 0.030), {"cpu"});
   const auto back = verdict_from_json(to_json(v), "'run.json': verdict");
   EXPECT_EQ(to_json(back), to_json(v));
   try {

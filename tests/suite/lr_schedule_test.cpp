@@ -16,11 +16,14 @@ TEST(LrSchedule, CosineWarmsUpThenDecaysToZero) {
   EXPECT_NEAR(s.at(100), 0.0, 1e-12);
 }
 
-TEST(LrSchedule, OneCyclePeaksAtThirtyPercent) {
+// The rates torch.optim.lr_scheduler.OneCycleLR(max_lr=0.5, total_steps=100) gives steps 0, 29, 30, 50 and 99.
+TEST(LrSchedule, OneCycleIsTorchsOneCycle) {
   LrSchedule s{"onecycle", 0.5, 100, 0};
-  EXPECT_NEAR(s.at(0), 0.5 / 25, 1e-12);
-  EXPECT_NEAR(s.at(30), 0.5, 1e-12);
-  EXPECT_LT(s.at(100), 1e-5);
+  EXPECT_NEAR(s.at(0), 0.02, 1e-12);
+  EXPECT_NEAR(s.at(29), 0.5, 1e-12);
+  EXPECT_NEAR(s.at(30), 0.49974826764226216, 1e-12);
+  EXPECT_NEAR(s.at(50), 0.396946725287866, 1e-12);
+  EXPECT_NEAR(s.at(99), 2e-6, 1e-15);
 }
 
 TEST(LrSchedule, ScalingRules) {

@@ -95,7 +95,9 @@ TEST(StepProfiler, TraceHoldsDynosPhasesAndAtenOpsAndTheTableAccountsForTheProfi
   for (const auto& row : p.ops)
     if (row.name == "dyno::data_wait") waiting_s = row.self_s;
   EXPECT_GT(p.data_wait_s, 0);
-  if (waiting_s > 0) EXPECT_DOUBLE_EQ(p.data_wait_s, waiting_s);
+  if (waiting_s > 0) {
+    EXPECT_DOUBLE_EQ(p.data_wait_s, waiting_s);
+  }
 
   // The profiled steps are not measured: the phases cover 30 - 5 warm-up - 10 profiled steps.
   // (That the first throughput window starts after the trace is written is timing: scripts/bench-profile.)
@@ -123,6 +125,26 @@ TEST(StepProfiler, AConvNetsConvolutionFlopsAreCountedApart) {
   ASSERT_TRUE(report.profile.has_value()) << report.outcome_reason;
   EXPECT_GT(report.profile->convolution_flops, 0);
   EXPECT_LT(report.profile->convolution_flops, report.profile->gemm_flops);  // its linear head's too
+  testing::remove_tree(dir);
+}
+
+// Under autocast each convolution is dispatched twice, the narrower one nested in the first: the
+// table counts it once, with the FLOPs the summary counts.
+TEST(StepProfiler, AnAutocastOpIsOneCallInTheTable) {
+  const auto dir = testing::fresh_dir("profile_autocast");
+  RunConfig c = mlp(32);
+  c.workload = "fashion-cnn";
+  c.size = "tiny";
+  c.amp = "bf16";
+  const RunReport report = profiled_run(c, (dir / "trace.json").string(), 3);
+  ASSERT_TRUE(report.profile.has_value()) << report.outcome_reason;
+  const auto& ops = report.profile->ops;
+  const auto conv = std::find_if(ops.begin(), ops.end(), [](const OpRow& r) { return r.name == "aten::conv2d"; });
+  ASSERT_NE(conv, ops.end());
+  EXPECT_EQ(conv->calls, 2 * 3);  // two convolutions a step, three steps
+  double table_flops = 0;
+  for (const auto& row : ops) table_flops += row.flops;
+  EXPECT_NEAR(table_flops, report.profile->gemm_flops, 1e-6 * report.profile->gemm_flops);
   testing::remove_tree(dir);
 }
 
