@@ -101,6 +101,12 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     ::unlink(temp.c_str());
     throw UserError("file", "cannot rename '" + temp + "' to '" + path + "': " + std::strerror(err));
   }
+  // The rename lasts a power cut once the folder is on disk too (where a folder cannot be synced, as it stands).
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (const int dir = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
 }
 
 void append_line_durably(const std::string& path, const std::string& line) {

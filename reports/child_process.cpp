@@ -119,7 +119,11 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
 
 std::string find_executable(const std::string& name) {
   if (name.empty()) return "";
-  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  auto runnable = [](const std::string& path) {  // a folder has the execute bit too
+    struct stat info {};
+    return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(path.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) return runnable(name) ? name : "";
   const char* path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
   size_t start = 0;
@@ -127,9 +131,7 @@ std::string find_executable(const std::string& name) {
     size_t colon = dirs.find(':', start);
     if (colon == std::string::npos) colon = dirs.size();
     const std::string dir = colon == start ? "." : dirs.substr(start, colon - start);
-    const std::string candidate = dir + "/" + name;
-    struct stat info {};
-    if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (const std::string candidate = dir + "/" + name; runnable(candidate)) return candidate;
     start = colon + 1;
   }
   return "";

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dyno/reports/quantity.h"
+#include "dyno/reports/utf8_text.h"
 #include "dyno/reports/technique_claims.h"
 
 namespace dyno {
@@ -220,7 +221,7 @@ std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json
     const char* c = kPalette[color % 8];
     s << "<path d='" << path << "' fill='none' stroke='" << c << "' stroke-width='1.8'><title>" << escape(label) << "</title></path>";
     s << "<rect x='" << p.width - p.right - 250 << "' y='" << p.top + 8 + 15 * color << "' width='10' height='10' fill='" << c << "'/>"
-      << "<text x='" << p.width - p.right - 236 << "' y='" << p.top + 17 + 15 * color << "' font-size='11'>" << escape(label.substr(0, 38))
+      << "<text x='" << p.width - p.right - 236 << "' y='" << p.top + 17 + 15 * color << "' font-size='11'>" << escape(utf8_text(label, 38))
       << "</text>";
     ++color;
   }
@@ -291,13 +292,13 @@ std::string op_table(const nlohmann::json& profile) {
     s << "<tr><td>" << escape(row.value("name", "")) << "</td><td>" << format_fixed(1000 * self / steps, 3) << "</td><td>"
       << format_fixed(wall > 0 ? 100 * self / wall : 0, 1) << "</td><td>" << format_fixed(1000 * safe(row, "total_s") / steps, 3) << "</td><td>"
       << format_fixed(safe(row, "calls") / steps, 1) << "</td><td>" << (safe(row, "flops") > 0 ? format_fixed(safe(row, "flops") / steps / 1e9, 3) : "")
-      << "</td><td>" << escape(row.value("input_shapes", "").substr(0, 90)) << "</td></tr>";
+      << "</td><td>" << escape(utf8_text(row.value("input_shapes", ""), 90)) << "</td></tr>";
   }
   s << "</table>";
   if (!profile.value("kernels", nlohmann::json::array()).empty()) {
     s << "<p>Device kernels:</p><table><tr><th>kernel</th><th>ms/step</th><th>calls/step</th></tr>";
     for (const auto& row : profile["kernels"])
-      s << "<tr><td>" << escape(row.value("name", "").substr(0, 100)) << "</td><td>" << format_fixed(1000 * safe(row, "self_s") / steps, 3)
+      s << "<tr><td>" << escape(utf8_text(row.value("name", ""), 100)) << "</td><td>" << format_fixed(1000 * safe(row, "self_s") / steps, 3)
         << "</td><td>" << format_fixed(safe(row, "calls") / steps, 1) << "</td></tr>";
     s << "</table>";
   }
@@ -350,7 +351,7 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   if (best.is_object()) {
     // The throughput objective's figure is the point's estimate over its processes (reports before
     // 1.3 have none); the trial's own figure and interval follow.
-    const bool estimated = best.contains("estimate") && !figure.to_target;
+    const bool estimated = best.contains("estimate") && best["estimate"].is_number() && !figure.to_target;  // null: not finite
     h << "<p>Best: trial " << best_id << ", <b>"
       << (estimated ? escape(format_fixed(safe(best, "estimate"), 0) + " " + figure.unit) + "</b> estimated over its processes (this trial " +
                           format_fixed(safe(best, "samples_per_second"), 0) + escape(figure.detail(best)) + ")"
@@ -445,7 +446,7 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
           : t.value("stage", "") == "verify" ? (to_target.is_number() ? format_fixed(to_target.get<double>(), 1) + " s to target" : std::string("-"))
                                              : "[" + format_fixed(safe(t, "ci_low"), 0) + ", " + format_fixed(safe(t, "ci_high"), 0) + "]")
       << "</td><td>" << format_fixed(safe(t, "peak_memory_bytes") / 1048576.0, 0) << "</td><td>"
-      << escape(t.value("changes", "")) << "</td><td>" << escape(t.value("reason", "").substr(0, 120)) << "</td></tr>";
+      << escape(t.value("changes", "")) << "</td><td>" << escape(utf8_text(t.value("reason", ""), 120)) << "</td></tr>";
   }
   h << "</table></body></html>\n";
   return h.str();

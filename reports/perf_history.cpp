@@ -11,6 +11,7 @@
 #include "dyno/reports/machine_fingerprint.h"
 #include "dyno/reports/change_points.h"
 #include "dyno/reports/quantity.h"
+#include "dyno/reports/utf8_text.h"
 #include "dyno/reports/statistics.h"
 #include "dyno/reports/user_error.h"
 
@@ -94,6 +95,8 @@ HistoryEntry history_entry_from_check(const nlohmann::json& check, const std::st
   if (c.text("kind") == "check" && c.text("verdict") == "NOT_COMPARABLE")
     throw UserError("history", "the check result is NOT_COMPARABLE (its baseline was recorded on another machine): it measured no runs, so there "
                                "is nothing to append");
+  if (c.text("kind") == "check" && c.has("failure"))
+    throw UserError("history", "the check FAILED without figures: the candidate " + c.text("failure") + "; there are no runs to append");
   if (c.text("kind") != "check" || !c.has("runs") || !check["runs"].is_array() || check["runs"].empty())
     throw UserError("history", "expected the result of `dyno check --out FILE` (kind check, with runs); got kind '" + c.text("kind", "?") + "'");
   const std::vector<double> runs = c.numbers("runs");
@@ -164,7 +167,7 @@ std::string history_html(const std::vector<HistoryEntry>& entries) {
         << "<circle cx='" << x(i) << "' cy='" << y(p->value) << "' r='3.5' fill='" << (p->verdict == "FAIL" ? "#d62728" : "#1f77b4") << "'><title>"
         << escape(p->revision) << ": " << fixed(p->value, 1) << " [" << fixed(p->low, 1) << ", " << fixed(p->high, 1) << "] " << escape(p->verdict)
         << "</title></circle>"
-        << "<text x='" << x(i) << "' y='" << height - bottom + 14 << "' font-size='10' text-anchor='middle'>" << escape(p->revision.substr(0, 8))
+        << "<text x='" << x(i) << "' y='" << height - bottom + 14 << "' font-size='10' text-anchor='middle'>" << escape(utf8_text(p->revision, 8))
         << "</text>";
     }
     h << "</svg>";

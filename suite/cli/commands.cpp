@@ -1,13 +1,16 @@
 #include "dyno/suite/cli/commands.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
-#include <filesystem>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -51,11 +54,14 @@ struct TrainArgs {
   int64_t profile_steps = ProfileOptions{}.steps;
 };
 
+// runs/WORKLOAD-DATE-TIME.json, with -2, -3... where runs of one second would share it.
 std::string default_out(const std::string& workload) {
   std::time_t now = std::time(nullptr);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return "runs/" + workload + "-" + stamp + ".json";
+  std::string path = "runs/" + workload + "-" + stamp + ".json";
+  for (int n = 2; std::filesystem::exists(path); ++n) path = "runs/" + workload + "-" + stamp + "-" + std::to_string(n) + ".json";
+  return path;
 }
 
 RunConfig build_config(const std::string& config_path, const std::string& workload, const std::vector<std::string>& settings) {
@@ -64,7 +70,10 @@ RunConfig build_config(const std::string& config_path, const std::string& worklo
   if (!config_path.empty()) {
     nlohmann::json j = read_json_file(config_path, "config");
     // A run report or tuner best-config may be given directly: take its "config" block.
-    if (j.contains("config") && j["config"].is_object() && j.contains("schema_version")) j = j["config"];
+    if (j.contains("config") && j["config"].is_object() && j.contains("schema_version")) {
+      check_schema_version(j, "'" + config_path + "'");  // another major's config may mean other things
+      j = j["config"];
+    }
     if (j.is_object() && j.value("kind", nlohmann::json()) == "tune")
       throw UserError("config", "'" + config_path + "' is a tuning report; give the best-config.json beside it");
     if (j.is_object() && j.contains("argv") && j.contains("point"))
@@ -132,8 +141,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--config,-c", args->config_path, "JSON config (knob -> value); a run report or best-config.json also works")->check(not_empty());
   cmd->add_option("--set,-s", args->settings, "knob=value, repeatable (see `dyno knobs`)")->take_all();
   cmd->add_option("--out,-o", args->out, "report path (default runs/<workload>-<time>.json)")->check(file_to_write());
-  cmd->add_flag("--progress", args->progress, "always show the progress line");
-  cmd->add_flag("--no-progress", args->no_progress, "never show the progress line");
+  auto* progress = cmd->add_flag("--progress", args->progress, "always show the progress line");
+  cmd->add_flag("--no-progress", args->no_progress, "never show the progress line")->excludes(progress);
   cmd->add_flag("--json", args->json, "print the report JSON to stdout instead of the summary");
   cmd->add_option("--profile", args->profile,
                   "profile the steps right after warm-up with LibTorch's profiler: Chrome trace JSON to this path, op table and "
@@ -143,26 +152,23 @@ void add_train_command(CLI::App& app) {
     RunConfig config = build_config(args->config_path, args->workload, args->settings);
     apply_model_file_args(args->model_file, args->workload, config);
     // No file this run writes may be another it writes or one it reads (the model, the data).
-    auto same = [](const std::string& a, const std::string& b) {
-      return !a.empty() && !b.empty() && std::filesystem::weakly_canonical(a) == std::filesystem::weakly_canonical(b);
-    };
-    const std::vector<std::pair<std::string, std::string>> written = {{"--out", args->out}, {"--profile", args->profile}, {"save_state", config.save_state}};
-    const std::vector<std::pair<std::string, std::string>> read = {
-        {"the model (model_file)", config.model_file}, {"the data (data_file)", config.data_file}, {"the evaluation data (eval_data_file)", config.eval_data_file}};
-    for (size_t i = 0; i < written.size(); ++i) {
-      for (size_t j = i + 1; j < written.size(); ++j)
-        if (same(written[i].second, written[j].second))
-          throw UserError("train", written[i].first + " and " + written[j].first + " are both '" + written[i].second + "'; one would overwrite the other");
-      for (const auto& [what, path] : read)
-        if (same(written[i].second, path))
-          throw UserError("train", written[i].first + " '" + written[i].second + "' is " + what + "; writing it would destroy it");
-    }
+    refuse_writing_over("train", {{"--out", args->out}, {"--profile", args->profile}, {"save_state", config.save_state}},
+                        {{"the model (model_file)", config.model_file}, {"the data (data_file)", config.data_file},
+                         {"the evaluation data (eval_data_file)", config.eval_data_file}});
+    // (save_state may be the state the run resumes from: it is replaced by the newer state.)
+    refuse_writing_over("train", {{"--out", args->out}, {"--profile", args->profile}}, {{"the training state (resume_state)", config.resume_state}});
     // Where the state goes is checked before training, not after it.
     if (!config.save_state.empty()) {
       if (names_a_folder(config.save_state))
         throw UserError("config", "save_state: '" + config.save_state + "' is a folder; give a file path");
       const std::filesystem::path parent = std::filesystem::path(config.save_state).parent_path();
       if (!parent.empty()) make_folder(parent.string());
+      // The save's temporary file, made and removed now: a place it cannot be written is said before the training.
+      const std::string probe = config.save_state + ".tmp." + std::to_string(::getpid());
+      const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd < 0) throw UserError("config", "save_state: cannot write '" + config.save_state + "': " + std::strerror(errno));
+      ::close(fd);
+      ::unlink(probe.c_str());
     }
     load_host_allocator(config.host_allocator);  // a preloaded malloc re-executes this command first
     EngineOptions options;
@@ -226,10 +232,10 @@ void add_list_commands(CLI::App& app) {
 }
 
 void add_model_file_options(CLI::App* command, ModelFileArgs& args) {
-  command->add_option("--model", args.model, "a TorchScript model to train (torch.jit.script(model).save(path)); sets workload=torchscript");
-  command->add_option("--data", args.data, "with --model: training data, torch.save({\"inputs\": X, \"targets\": Y}, path)");
-  command->add_option("--eval-data", args.eval_data, "with --model: evaluation data in the same form (default: the data's last 10%)");
-  command->add_option("--loss", args.loss, "with --model: cross_entropy (class targets, accuracy) or mse (float targets, val_loss)");
+  command->add_option("--model", args.model, "a TorchScript model to train (torch.jit.script(model).save(path)); sets workload=torchscript")->check(not_empty());
+  command->add_option("--data", args.data, "with --model: training data, torch.save({\"inputs\": X, \"targets\": Y}, path)")->check(not_empty());
+  command->add_option("--eval-data", args.eval_data, "with --model: evaluation data in the same form (default: the data's last 10%)")->check(not_empty());
+  command->add_option("--loss", args.loss, "with --model: cross_entropy (class targets, accuracy) or mse (float targets, val_loss)")->check(not_empty());
 }
 
 void apply_model_file_args(const ModelFileArgs& args, const std::string& workload_option, RunConfig& config) {

@@ -93,6 +93,7 @@ struct CompareArgs {
 };
 
 int run_compare(const CompareArgs& a) {
+  refuse_writing_over("compare", {{"--markdown", a.markdown_path}}, {{"the baseline", a.baseline}, {"the candidate", a.candidate}});
   CompareOptions o;
   o.threshold = parse_fraction(a.threshold, "compare", "--threshold");
   o.alpha = a.alpha;
@@ -271,9 +272,12 @@ int report_not_comparable(const CheckArgs& a, const std::string& baseline_path, 
 // The config with `settings` applied (each checked against the knob table), holding the config's
 // own keys and the settings' only: a dyno of another revision (--against) reads it as long as it
 // knows those, where a complete serialisation would name every knob this revision has.
-nlohmann::json with_settings(nlohmann::json config, const std::vector<std::string>& settings) {
+nlohmann::json with_settings(nlohmann::json config, const std::vector<std::string>& settings, const std::string& option) {
   RunConfig c = config_from_json(config);
-  for (const auto& s : settings) apply_setting(c, s);
+  for (const auto& s : settings) {
+    if (s.find('=') == std::string::npos) throw UserError("check", option + " expects knob=value, got '" + s + "'");
+    apply_setting(c, s);
+  }
   const nlohmann::json complete = to_json(c);
   for (const auto& s : settings) {
     const std::string knob = s.substr(0, s.find('='));
@@ -366,6 +370,8 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     for (const auto& s : a.settings) apply_setting(c, s);
     workload_for(c);  // an unknown or unnamed workload is refused before any run
     const nlohmann::json config = to_json(c);
+    const bool into_folder = names_a_folder(a.record);
+    if (into_folder) make_folder(a.record);  // where the baseline goes is checked before the runs
     nlohmann::json runs = nlohmann::json::array();
     for (int i = 0; i < a.runs; ++i) runs.push_back(measure_once(self, config, work, i));
     nlohmann::json environment = to_json(read_report(work + "/run-0.json"))["environment"];
@@ -374,14 +380,12 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
                                {"figure", kRunFigure}, {"runs", runs}, {"environment", environment},
                                {"fingerprint", fingerprint.fields()}, {"fingerprint_id", fingerprint.id()}};
     // A folder (existing, or named with a trailing /) keeps one baseline per fingerprint.
-    std::string path = a.record;
-    if (names_a_folder(path)) {
-      make_folder(path);
-      path = (std::filesystem::path(path) / (fingerprint.id() + ".json")).string();
-    }
+    const std::string path = into_folder ? (std::filesystem::path(a.record) / (fingerprint.id() + ".json")).string() : a.record;
     if (check_interrupted) throw CheckInterrupted{};  // after the last run: still nothing recorded
+    const bool replaced = std::filesystem::exists(path);
     write_file_atomically(path, baseline.dump(2) + "\n");
-    std::cout << "recorded " << a.runs << " runs of " << c.workload << " into " << path << " (fingerprint " << fingerprint.id() << ")\n";
+    std::cout << "recorded " << a.runs << " runs of " << c.workload << " into " << path << (replaced ? ", replacing the baseline there" : "")
+              << " (fingerprint " << fingerprint.id() << ")\n";
     return 0;
   }
   if (a.baseline.empty()) throw UserError("check", "--baseline FILE is required (or --record FILE to make one)");
@@ -390,8 +394,8 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
   if (a.against.empty() && baseline.figure != kRunFigure)
     throw UserError("check", "'" + baseline_path + "' holds per-run figures of kind \"" + baseline.figure + "\", this dyno measures " + kRunFigure +
                                  "; re-record it with dyno check --record, or use --against");
-  const nlohmann::json base_config = with_settings(baseline.config, a.settings);
-  const nlohmann::json cand_config = with_settings(base_config, a.candidate_settings);
+  const nlohmann::json base_config = with_settings(baseline.config, a.settings, "--set");
+  const nlohmann::json cand_config = with_settings(base_config, a.candidate_settings, "--candidate-set");
   if (a.against.empty()) refuse_changed_stored_config(baseline.config, base_config, baseline_path);
   CompareOptions o;
   o.threshold = parse_fraction(a.threshold, "check", "--threshold");
@@ -533,6 +537,7 @@ int run_check(const CheckArgs& a) {
   if (a.record.empty() && !a.no_rerun && a.alpha < kSmallestAlpha)
     throw UserError("check", "--alpha " + nlohmann::json(a.alpha).dump() + " is below 0.0005, the smallest level the automatic re-run's looks can share; "
                              "give --alpha 0.0005 or more, or --no-rerun");
+  refuse_writing_over("check", {{"--out", a.out}, {"--markdown", a.markdown_path}}, {{"the baseline", a.baseline}}, /*folders_are_read=*/true);
   check_interrupted = false;
   auto on_interrupt = [](int) { check_interrupted = true; };
   std::signal(SIGINT, on_interrupt);
@@ -563,7 +568,7 @@ void add_compare_commands(CLI::App& app) {
   compare->add_option("candidate", c->candidate, "the result to judge")->required();
   compare->add_option("--threshold", c->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str();
   compare->add_option("--alpha", c->alpha, "significance level of the one-sided test")->check(number_in(1e-9, 0.5))->capture_default_str();
-  compare->add_option("--markdown", c->markdown_path, "also write the Markdown summary here");
+  compare->add_option("--markdown", c->markdown_path, "also write the Markdown summary here")->check(file_to_write());
   compare->add_flag("--strict", c->strict, "treat INCONCLUSIVE as a failure (exit 1)");
   register_command_handler(compare, [c] { return run_compare(*c); });
 
@@ -571,29 +576,34 @@ void add_compare_commands(CLI::App& app) {
   auto* check = app.add_subcommand("check", "re-measure a baseline's configuration now and gate on a regression "
                                        "(exit 0 pass, 1 fail, 2 inconclusive or bad input, 4 not comparable: recorded under another machine fingerprint, "
                                        "130 interrupted)");
-  auto* baseline = check->add_option("--baseline,-b", k->baseline, "baseline file (kind: baseline), or a folder of them, one per machine fingerprint");
+  auto* baseline = check->add_option("--baseline,-b", k->baseline, "baseline file (kind: baseline), or a folder of them, one per machine fingerprint")
+                       ->check(not_empty());
   auto* record = check->add_option("--record", k->record, "measure --runs runs of --workload/--set and write them as a baseline FILE (a folder: FOLDER/<fingerprint>.json)")
                      ->check(not_empty())
                      ->excludes(baseline);
   check->add_option("--workload,-w", k->workload, "with --record: the workload")->needs(record)->check(not_empty());
   check->add_option("--set,-s", k->settings, "knob=value applied to both sides (with --record: the config; against a stored baseline only a value its config has), repeatable")->take_all();
-  check->add_option("--candidate-set", k->candidate_settings, "knob=value for the candidate only (e.g. slowdown_percent=5 to validate)")->take_all();
-  check->add_option("--against", k->against, "another dyno binary: measure both builds in pairs (see --pairing) and compare the pairs");
-  check->add_option("--pairing", k->pairing,
+  std::vector<CLI::Option*> judging;  // what a check's comparison takes: --record measures and compares nothing
+  judging.push_back(check->add_option("--candidate-set", k->candidate_settings, "knob=value for the candidate only (e.g. slowdown_percent=5 to validate)")->take_all());
+  judging.push_back(check->add_option("--against", k->against, "another dyno binary: measure both builds in pairs (see --pairing) and compare the pairs")->check(not_empty()));
+  judging.push_back(check->add_option("--pairing", k->pairing,
                     "with --against: duet (both builds at once, each on its own CPUs, swapped every pair), abba (one run at a time: "
                     "base, candidate, candidate, base), or auto (duet when there are CPUs for two runs of the config's threads)")
-      ->capture_default_str();
+      ->capture_default_str());
   check->add_option("--runs", k->runs, "repetitions per side (with --record: the baseline's runs)")->capture_default_str()->check(whole_number_in(3, 1000));
-  check->add_option("--threshold", k->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str();
-  check->add_option("--alpha", k->alpha, "significance level of the one-sided test, over all the looks of the automatic re-run (at least 0.0005 with the re-run)")->check(number_in(1e-9, 0.5))->capture_default_str();
-  check->add_flag("--strict", k->strict, "treat INCONCLUSIVE (after the re-run) as a failure (exit 1)");
-  check->add_flag("--no-rerun", k->no_rerun, "do not re-run automatically when inconclusive");
-  check->add_option("--max-seconds", k->max_seconds,
-                    "time budget of the automatic re-run: more blocks are measured while inconclusive and the next one fits")
-      ->capture_default_str()
-      ->check(number_in(1, 86400));
-  check->add_option("--markdown", k->markdown_path, "also write the Markdown summary here (for CI logs)");
-  check->add_option("--out", k->out, "write the check result JSON here (readable by dyno compare)")->check(file_to_write());
+  judging.push_back(check->add_option("--threshold", k->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str());
+  judging.push_back(check->add_option("--alpha", k->alpha, "significance level of the one-sided test, over all the looks of the automatic re-run (at least 0.0005 with the re-run)")
+                        ->check(number_in(1e-9, 0.5))
+                        ->capture_default_str());
+  judging.push_back(check->add_flag("--strict", k->strict, "treat INCONCLUSIVE (after the re-run) as a failure (exit 1)"));
+  judging.push_back(check->add_flag("--no-rerun", k->no_rerun, "do not re-run automatically when inconclusive"));
+  judging.push_back(check->add_option("--max-seconds", k->max_seconds,
+                                      "time budget of the automatic re-run: more blocks are measured while inconclusive and the next one fits")
+                        ->capture_default_str()
+                        ->check(number_in(1, 86400)));
+  judging.push_back(check->add_option("--markdown", k->markdown_path, "also write the Markdown summary here (for CI logs)")->check(file_to_write()));
+  judging.push_back(check->add_option("--out", k->out, "write the check result JSON here (readable by dyno compare)")->check(file_to_write()));
+  for (CLI::Option* option : judging) record->excludes(option);
   register_command_handler(check, [k] { return run_check(*k); });
 }
 

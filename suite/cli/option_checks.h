@@ -8,12 +8,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/json_fields.h"
+#include "dyno/reports/user_error.h"
 #include "dyno/reports/utf8_text.h"
 
 namespace dyno {
@@ -76,6 +80,34 @@ inline CLI::Validator file_to_write() {
 inline CLI::Validator folder_to_write() {
   return CLI::Validator(
       [](std::string& text) { return text.empty() ? std::string("empty; give a folder path or leave the option out") : not_utf8(text); }, "");
+}
+
+// One path names the same file as the other (either may not exist yet).
+inline bool same_path(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  return !a.empty() && !b.empty() && std::filesystem::weakly_canonical(a, ea) == std::filesystem::weakly_canonical(b, eb) && !ea && !eb;
+}
+
+// A file a command writes (option, path) must not be a file it reads, nor another file it writes:
+// writing it would destroy the input. With `folders_are_read`, an input that is a folder is read
+// whole (a folder of baselines), and no file may be written into it either.
+// `inputs`: (what, path) pairs; an empty path is an option not given.
+inline void refuse_writing_over(const std::string& area, const std::vector<std::pair<std::string, std::string>>& written,
+                                const std::vector<std::pair<std::string, std::string>>& inputs, bool folders_are_read = false) {
+  for (size_t i = 0; i < written.size(); ++i) {
+    const auto& [option, path] = written[i];
+    if (path.empty()) continue;
+    for (size_t j = i + 1; j < written.size(); ++j)
+      if (same_path(path, written[j].second))
+        throw UserError(area, option + " and " + written[j].first + " are both '" + path + "'; one would overwrite the other");
+    for (const auto& [what, input] : inputs) {
+      std::error_code e;
+      const bool folder = folders_are_read && !input.empty() && std::filesystem::is_directory(input, e);
+      if (same_path(path, input) || (folder && same_path(std::filesystem::absolute(path).parent_path().string(), input)))
+        throw UserError(area, option + " '" + path + "' is " + (folder ? "in the folder of " + what + " ('" + input + "'): it holds inputs only; give another path"
+                                                                          : what + "; writing it would destroy it"));
+    }
+  }
 }
 
 }  // namespace dyno

@@ -19,6 +19,7 @@
 #include "dyno/reports/technique_claims.h"
 #include "dyno/reports/user_error.h"
 #include "dyno/suite/cli/commands.h"
+#include "dyno/suite/cli/option_checks.h"
 
 namespace dyno {
 namespace {
@@ -45,6 +46,11 @@ void check_tune_report(const nlohmann::json& tune, const std::string& where) {
   };
   texts(r, {"kind", "workload", "device", "strategy", "objective", "throughput_unit"});
   r.integer("grid_size");
+  // Objects dyno always writes (null there is not absent: the HTML would read into it).
+  auto present_object = [](const JsonFields& object, const char* key) {
+    if (object.json().contains(key) && !object.json()[key].is_object()) object.fail(key, "an object");
+  };
+  present_object(r, "cost");
   const JsonFields cost = r.object("cost");
   cost.integer("trials");
   cost.number("trial_time_s");
@@ -52,7 +58,7 @@ void check_tune_report(const nlohmann::json& tune, const std::string& where) {
   auto trial_fields = [&](const JsonFields& t) {
     t.required_integer("id");  // the charts and the table name every trial by it
     texts(t, {"outcome", "stage", "reason", "changes", "key", "report_path"});
-    for (const char* key : {"samples_per_second", "ci_low", "ci_high", "peak_memory_bytes", "estimate"}) t.number(key);
+    for (const char* key : {"samples_per_second", "ci_low", "ci_high", "peak_memory_bytes", "estimate", "time_to_target_s"}) t.number(key);
   };
   each_object(r, "trials", where, trial_fields);
   each_object(r, "pareto_front", where, [&](const JsonFields& f) {
@@ -60,13 +66,29 @@ void check_tune_report(const nlohmann::json& tune, const std::string& where) {
     f.integer("processes");
   });
   if (r.has("best")) trial_fields(r.object("best"));
-  for (const char* key : {"profiles", "environment"}) r.object(key);
+  for (const char* key : {"profiles", "environment", "throughput_phase"}) r.object(key);
   texts(r.object("environment"), {"cpu_model", "libtorch_version", "dyno_revision"});
+  r.object("environment").integer("cores");
+  // The profiled runs: each, when there, an object naming its trial, where it ran, and its verdict or why there is none.
+  const JsonFields profiles = r.object("profiles");
+  for (const char* which : {"best", "default"}) {
+    present_object(profiles, which);
+    const JsonFields entry = profiles.object(which);
+    entry.integer("trial");
+    texts(entry, {"at", "outcome", "reason"});
+    if (entry.json().contains("trace") && !entry.json()["trace"].is_string() && !entry.json()["trace"].is_null())
+      entry.fail("trace", "a string (or null: no trace)");
+    texts(entry.object("verdict"), {"kind", "headline", "sentence"});
+  }
+  // Phase 1's choice: its changes, or null when no trial succeeded.
+  if (const JsonFields phase1 = r.object("throughput_phase"); phase1.json().contains("best_changes") && !phase1.json()["best_changes"].is_string() &&
+                                                              !phase1.json()["best_changes"].is_null())
+    phase1.fail("best_changes", "a string (or null: no trial succeeded)");
   // The verification: the tuned and the default run (each with its time to the target), the
   // speed-up, and per seed the same.
   const JsonFields verification = r.object("verification");
   auto runs = [](const JsonFields& pair, bool required) {
-    if (!required && !pair.has("best")) return;
+    if (!required && !pair.json().contains("best")) return;
     for (const char* side : {"best", "default"}) {
       if (!pair.json().contains(side) || !pair.json()[side].is_object()) pair.fail(side, "an object (the " + std::string(side) + " configuration's run)");
       pair.object(side).number("time_to_target_s");
@@ -93,6 +115,7 @@ struct ReportArgs {
 int run_history(const ReportArgs& a) {
   if (a.targets.size() != 2) throw UserError("report", "usage: dyno report history FILE [--append CHECK.json --revision REV] [--html [-o OUT]]");
   const std::string& path = a.targets[1];
+  refuse_writing_over("report", {{"--out", a.html ? (a.out.empty() ? path + ".html" : a.out) : ""}}, {{"the history", path}, {"the check result (--append)", a.append}});
   if (a.append.empty() && !a.revision.empty())
     throw UserError("report", "--revision goes with --append CHECK.json (the revision that check measured)");
   if (!a.append.empty()) {
@@ -126,6 +149,7 @@ int run_history(const ReportArgs& a) {
 
 int run_report(const ReportArgs& a) {
   if (a.targets.empty()) throw UserError("report", "give `techniques RESULT.json`, `history FILE`, or a tuning folder DIR with --html");
+  if (!a.out.empty() && !a.html) throw UserError("report", "--out '" + a.out + "' is where --html writes; pass --html too");
   if (a.targets[0] == "history") return run_history(a);
   if (a.targets[0] == "techniques") {
     if (a.targets.size() != 2) throw UserError("report", "usage: dyno report techniques RESULT.json (from dyno_bench_techniques --benchmark_out)");
@@ -133,6 +157,7 @@ int run_report(const ReportArgs& a) {
     return 0;
   }
   const std::string dir = a.targets[0];
+  if (a.targets.size() > 1) throw UserError("report", "one tuning folder at a time: dyno report DIR --html (got '" + a.targets[1] + "' too)");
   if (!a.html) throw UserError("report", "for a tuning folder, pass --html (dyno report " + dir + " --html)");
   const std::string report_path = dir + "/report.json";
   if (!std::filesystem::exists(report_path))
@@ -161,8 +186,13 @@ int run_report(const ReportArgs& a) {
   nlohmann::json techniques = nullptr;
   std::string techniques_path = a.techniques;
   if (techniques_path.empty() && std::filesystem::exists(dir + "/techniques.json")) techniques_path = dir + "/techniques.json";
-  if (!techniques_path.empty()) techniques = read_json(techniques_path);
+  if (!techniques_path.empty()) {
+    techniques = read_json(techniques_path);
+    technique_rows(techniques, "'" + techniques_path + "'");  // another file's content is refused, naming it, not left out
+  }
   const std::string out = a.out.empty() ? dir + "/report.html" : a.out;
+  refuse_writing_over("report", {{"--out", out}}, {{"the tuning report", report_path}, {"the journal", dir + "/journal.jsonl"},
+                                                 {"the technique benchmark result", techniques_path}, {"the best configuration", dir + "/best-config.json"}});
   std::string html;
   try {
     html = render_html_report(tune, trial_reports, techniques);
@@ -180,11 +210,11 @@ void add_report_command(CLI::App& app) {
   auto a = std::make_shared<ReportArgs>();
   auto* cmd = app.add_subcommand("report", "render results: `techniques RESULT.json` as a table, `history FILE` with its change points, or a tuning folder as HTML (--html)");
   cmd->add_option("targets", a->targets, "`techniques RESULT.json`, `history FILE` (a gate's JSON-lines history), or DIR (the --out folder of dyno tune)");
-  cmd->add_option("--append", a->append, "history: append this `dyno check --out` result first");
-  cmd->add_option("--revision", a->revision, "history: the revision --append's check measured");
+  cmd->add_option("--append", a->append, "history: append this `dyno check --out` result first")->check(not_empty());
+  cmd->add_option("--revision", a->revision, "history: the revision --append's check measured")->check(not_empty());
   cmd->add_flag("--html", a->html, "write one self-contained HTML file with SVG charts");
-  cmd->add_option("--out,-o", a->out, "HTML path (default DIR/report.html for a tuning folder, FILE.html for a history)");
-  cmd->add_option("--techniques", a->techniques, "a dyno_bench_techniques JSON result to include (default DIR/techniques.json if present)");
+  cmd->add_option("--out,-o", a->out, "HTML path (default DIR/report.html for a tuning folder, FILE.html for a history)")->check(file_to_write());
+  cmd->add_option("--techniques", a->techniques, "a dyno_bench_techniques JSON result to include (default DIR/techniques.json if present)")->check(not_empty());
   register_command_handler(cmd, [a] { return run_report(*a); });
 }
 

@@ -402,6 +402,19 @@ void override_axes(SearchSpace& space, const std::vector<std::string>& axes) {
   for (const auto& a : axes) space.override_axis(a);
 }
 
+// The space in --space FILE; what is wrong with it names the file.
+SearchSpace space_from_file(const std::string& path) {
+  const nlohmann::json json = read_json_file(path, "space");
+  try {
+    return SearchSpace::from_json(json);
+  } catch (const OutOfSpace&) {
+    throw;
+  } catch (const UserError& e) {
+    const std::string message = e.what();
+    throw UserError("space", "'" + path + "': " + (message.rfind("[space] ", 0) == 0 ? message.substr(8) : message));
+  }
+}
+
 Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   for (const auto& setting : args.settings) {
     const std::string knob = knob_of(setting);
@@ -420,7 +433,7 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
   const int64_t max_ranks = args.max_ranks > 0 ? args.max_ranks : base.device == "cuda" ? std::max<int64_t>(1, torch::cuda::device_count()) : 1;
   t.space = args.space_path.empty()
                 ? SearchSpace::default_for(base.device, workload.convolutional, static_cast<int64_t>(std::thread::hardware_concurrency()), max_ranks)
-                : SearchSpace::from_json(read_json_file(args.space_path, "space"));
+                : space_from_file(args.space_path);
   if (t.space.declares_knobs()) throw UserError("space", "declares knobs of its own (\"knobs\"): only a program given with --command can take them");
   override_axes(t.space, args.axes);
   resolve_config(base, workload);  // the settings' combination, and with the workload's recipe
@@ -493,7 +506,7 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
     throw UserError("tune", "--objective time-to-target with --command needs --target METRIC>=VALUE (or <=), matched against the program's evaluations");
   const std::optional<TargetSpec> target = args.target.empty() ? std::nullopt : std::optional<TargetSpec>(TargetSpec::parse(args.target));
   Tunable t;
-  t.space = args.space_path.empty() ? SearchSpace() : SearchSpace::from_json(read_json_file(args.space_path, "space"));
+  t.space = args.space_path.empty() ? SearchSpace() : space_from_file(args.space_path);
   override_axes(t.space, args.axes);
   if (t.space.axes().empty()) throw UserError("space", "has no axes: give the program's knobs with their values");
   CommandTrialOptions options;
@@ -577,6 +590,13 @@ int run_tune(const TuneArgs& args) {
       old.is_object() && old.contains("objective") && old["objective"] != args.objective)
     throw UserError("tune", "--resume: the journal in '" + args.out + "' was made with " + first_difference("objective", old.value("objective", nlohmann::json()), args.objective) +
                                 "; give the same options as the first run, or choose another --out");
+  // A folder of something else is not written over: a tune writes its journal first, so without one
+  // (here or phase 1's) the files a tune writes are another's.
+  if (!std::filesystem::exists(args.out + "/journal.jsonl") && !std::filesystem::exists(args.out + "/throughput/journal.jsonl"))
+    for (const char* name : {"report.json", "best-config.json", "best-config.py", "best-config.sh", "report.html", "trials", "throughput"})
+      if (std::filesystem::exists(args.out + "/" + name))
+        throw UserError("tune", "--out '" + args.out + "' holds " + name + " but no tuning journal: it is not a folder dyno tune made, and the tune would overwrite it; "
+                                "choose an empty or new folder");
   Tunable tunable = program ? program_tunable(args, to_target) : workload_tunable(args, to_target);
   if (!to_target) leave_throughput_blind_knobs(tunable);
   const SearchSpace& space = tunable.space;
@@ -808,7 +828,7 @@ void add_tune_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("tune", "search a workload's knobs for the fastest configuration that still converges");
   cmd->add_option("--workload,-w", args->workload, "workload name (see `dyno workloads`); default fashion-mlp (a binary of one workload: that one)")->check(not_empty());
   add_model_file_options(cmd, args->model_file);
-  cmd->add_option("--space", args->space_path, "search space JSON: {\"axes\": {knob: [values] | {min, max, step|factor}}}");
+  cmd->add_option("--space", args->space_path, "search space JSON: {\"axes\": {knob: [values] | {min, max, step|factor}}}")->check(not_empty());
   cmd->add_option("--axis,-a", args->axes, "override an axis: knob=v1,v2 | knob=lo:hi:xF | knob=lo:hi:+S (repeatable; a value twice counts once)")->take_all();
   cmd->add_option("--set,-s", args->settings, "knob=value for every trial (device, size, ...), repeatable")->take_all();
   cmd->add_option("--strategy", args->strategy, "grid | random | staged | halving")->capture_default_str();
@@ -829,14 +849,14 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--verify-cap", args->verify_cap_s, "seconds a train-to-target run may take")->capture_default_str()->check(number_in(1, 1e7));
   cmd->add_option("--verify-seeds", args->verify_seeds, "verification pairs (tuned, default), one per seed; the speedup is over all of them")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100));
+      ->check(whole_number_in(1, 100));
   cmd->add_flag("--no-verify", args->no_verify, "skip training the winner and the default to the target");
   cmd->add_flag("--no-profile", args->no_profile,
                 "skip profiling the default and the chosen configuration (two short runs under LibTorch's profiler that give each a bottleneck verdict)");
   cmd->add_flag("--quiet,-q", args->quiet, "no progress lines or table");
   cmd->add_option("--max-ranks", args->max_ranks,
                   "allow data-parallel trials up to this many local ranks (above 1: adds the ddp.* axes); default: the visible GPUs on CUDA, else 1")
-      ->check(CLI::Range(1, 1024));
+      ->check(whole_number_in(1, 1024));
   cmd->add_option("--launcher", args->launcher,
                   "put this in front of every trial, e.g. 'torchrun --nproc-per-node {ddp.world_size}' or 'srun -n {ddp.world_size}' ({knob} placeholders)");
   auto* command = cmd->add_flag("--command", "tune an external program: everything after --command is its argument vector, with {knob} "
@@ -844,10 +864,10 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--target", args->target, "--command with time-to-target: the evaluation that ends a run, METRIC>=VALUE or METRIC<=VALUE");
   cmd->add_option("--warmup-windows", args->warmup_windows, "--command: the program's first windows not measured (compilation, warm-up)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1000000));
+      ->check(whole_number_in(0, 1000000));
   cmd->add_option("--measure-windows", args->measure_windows, "--command: measured windows per throughput trial, at budget level 1")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
+      ->check(whole_number_in(1, 1000000));
   // Everything after --command is the program's, options included.
   cmd->prefix_command();
   register_command_handler(cmd, [args, cmd, command] {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "dyno/reports/json_fields.h"
+
 #include <tuple>
 #include <vector>
 
@@ -156,11 +158,23 @@ TEST(HtmlReport, NamesFromFilesAreEscaped) {
   std::map<int64_t, nlohmann::json> runs;
   runs[2] = nlohmann::json::parse(R"({"phases": {"<img src=x>": {"per_step_ms": 1.0}}})");
   const auto techniques = nlohmann::json::parse(R"({"benchmarks": [
-      {"name": "zero_grad/zero_fill", "real_time": 10, "time_unit": "us<img src=y>"},
-      {"name": "zero_grad/set_to_none", "real_time": 5, "time_unit": "us<img src=y>"}]})");
-  const std::string html = render_html_report(tune_report(), runs, techniques);
+      {"name": "zero_grad/zero_fill", "real_time": 10, "time_unit": "us"},
+      {"name": "zero_grad/set_to_none", "real_time": 5, "time_unit": "us"}]})");
+  auto tune = tune_report();
+  tune["trials"][2]["changes"] = "amp=<script>";
+  const std::string html = render_html_report(tune, runs, techniques);
   EXPECT_EQ(html.find("<img"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<script"), std::string::npos) << html;
   EXPECT_NE(html.find("&lt;img src=x&gt;"), std::string::npos);
+}
+
+// Text cut to fit a cell is cut between characters: the page stays UTF-8.
+TEST(HtmlReport, TextCutToFitStaysUtf8) {
+  auto tune = tune_report();
+  tune["trials"][2]["reason"] = std::string(119, 'a') + "\u00e9 and more";
+  const std::string html = render_html_report(tune, {}, nullptr);
+  EXPECT_TRUE(valid_utf8(html));
+  EXPECT_NE(html.find(std::string(119, 'a') + "</td>"), std::string::npos);
 }
 
 }  // namespace

@@ -112,6 +112,23 @@ TEST(Cli, BadModelAndDataFilesExitWithStatusTwo) {
   std::remove("/tmp/dyno_ignored.json");
 }
 
+// An evaluation leaves targets of -100 out, as the training loss does: the same model scores on
+// data with them as on the data without those examples.
+TEST(Cli, AnEvaluationLeavesIgnoredTargetsOut) {
+  auto dir = testing::fresh_dir("cli_ignored_eval");
+  std::vector<double> accuracy;
+  for (const char* eval : {"ignored.pt", "ignored_left_out.pt"}) {
+    const std::string out = (dir / (std::string(eval) + ".json")).string();
+    auto r = testing::run_dyno("train --model " + testing::fixture("model.pt") + " --data " + testing::fixture("data.pt") + " --eval-data " +
+                               testing::fixture(eval) + " --set max_steps=3 threads=1 --no-progress --out " + out);  // whole files: size=tiny would keep other examples of each
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    accuracy.push_back(nlohmann::json::parse(read_file(out))["summary"]["final_metric"]["value"].get<double>());
+  }
+  EXPECT_GT(accuracy[1], 0.0);
+  EXPECT_DOUBLE_EQ(accuracy[0], accuracy[1]);
+  testing::remove_tree(dir);
+}
+
 // A training state that does not fit the run resuming it is refused, naming the file and the misfit.
 TEST(Cli, AStateThatDoesNotFitTheRunIsRefused) {
   auto dir = testing::fresh_dir("cli_state_misfit");
@@ -174,6 +191,8 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
   write_file_atomically((dir / "empty-space.json").string(), R"({"axes": {}})");
   write_file_atomically((dir / "truncated.json").string(), R"({"amp": "bf16",)");
   write_file_atomically((dir / "tune-report.json").string(), R"({"schema_version": "1.3", "kind": "tune", "trials": []})");
+  write_file_atomically((dir / "not-a-tune" / "report.json").string(), "a file of the user's");
+  write_file_atomically((dir / "future-report.json").string(), R"({"schema_version": "9.0", "kind": "run", "config": {"amp": "bf16"}})");
   const std::string d = dir.string();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"bogus", "dyno: 'bogus' is not a subcommand; one of train, workloads, knobs, tune, compare, check, report, launch"},
@@ -191,13 +210,27 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"train --set size=tiny resume_state=" + d + " -o " + d + "/r.json", "[config] resume_state: '" + d + "' is a folder; give a file written with save_state"},
       {"train -c " + d + "/truncated.json", "truncated.json' is not valid JSON: parse error at line 1"},
       {"train -c " + d + "/tune-report.json", "tune-report.json' is a tuning report; give the best-config.json beside it"},
+      {"train -c " + d + "/future-report.json", "future-report.json': schema_version '9.0' has major version 9"},
       {"check --record " + d + "/b.json --baseline " + d + "/b.json", "--baseline excludes --record"},
+      {"check --record " + d + "/b.json --against /bin/true", "--record excludes --against"},
+      {"check --record " + d + "/b.json --threshold abc", "--record excludes --threshold"},
+      {"check --baseline " + d + "/b.json --out " + d + "/./b.json", "--out '" + d + "/./b.json' is the baseline; writing it would destroy it"},
+      {"check --baseline " + d + " --markdown " + d + "/summary.md", "--markdown '" + d + "/summary.md' is in the folder of the baseline ('" + d + "'): it holds inputs only"},
+      {"compare " + d + "/a.json " + d + "/b.json --markdown " + d + "/a.json", "--markdown '" + d + "/a.json' is the baseline; writing it would destroy it"},
+      {"report history " + d + "/h.jsonl --html -o " + d + "/h.jsonl", "--out '" + d + "/h.jsonl' is the history; writing it would destroy it"},
+      {"report " + d + " -o " + d + "/r.html", "--out '" + d + "/r.html' is where --html writes; pass --html too"},
+      {"train --model ''", "--model: empty; give a value or leave the option out"},
+      {"train --set size=tiny resume_state=" + d + "/s.pt -o " + d + "/s.pt", "--out '" + d + "/s.pt' is the training state (resume_state); writing it would destroy it"},
+      {"train --set size=tiny save_every_steps=2", "save_every_steps: 2 saves the state to save_state, which is empty"},
+      {"train --set size=tiny save_state=/proc/dyno-state.pt", "[config] save_state: cannot write '/proc/dyno-state.pt': "},
+      {"tune -w fashion-mlp -o " + d + "/not-a-tune", "--out '" + d + "/not-a-tune' holds report.json but no tuning journal"},
       {"check -w fashion-mlp --baseline " + d + "/b.json", "--workload requires --record"},
       {"train -w fashion-cnn --model " + testing::fixture("model.pt") + " --data " + testing::fixture("data.pt"),
        "--workload fashion-cnn and --model: a --model is the workload (workload=torchscript); give one of them"},
       {"tune -w fashion-cnn --axis batch_size=8 -o " + d + "/tune --command /bin/true", "--workload, --set, --model and --max-ranks are for dyno's workloads"},
       {"check --baseline " + d + "/b.json --alpha 1e-4", "--alpha 0.0001 is below 0.0005, the smallest level the automatic re-run's looks can share"},
       {"launch --nproc 2 -- /nonexistent-dyno-program", "[launch] '/nonexistent-dyno-program' is not an executable file"},
+      {"launch --nproc 2 -- " + d, "[launch] '" + d + "' is not an executable file"},
       {"launch --master-addr no-such-host.invalid -- true", "[launch] --master-addr 'no-such-host.invalid' does not resolve: "},
       {"tune -w fashion-mlp --space " + d + "/empty-space.json -o " + d + "/tune", "[space] has no axes"},
       {"tune -w fashion-mlp --set amp=bf16 --axis amp=off,bf16 -o " + d + "/tune", "--set amp=bf16 fixes amp, which --axis searches; give one or the other"},
@@ -315,6 +348,19 @@ TEST(Cli, ReportRefusesMistypedFilesNamingTheField) {
        "report.json'.verification: field 'default' is missing; expected an object (the default configuration's run)"},
       {R"({"schema_version": "1.3", "kind": "tune", "verification": {"seeds": [{"seed": "<img src=x>", "best": {}, "default": {}}]}})",
        "report.json'.verification.seeds[0]: field 'seed' is \"<img src=x>\"; expected an integer"},
+      {R"({"schema_version": "1.3", "kind": "tune", "cost": null})", "report.json': field 'cost' is null; expected an object"},
+      {R"({"schema_version": "1.3", "kind": "tune", "verification": {"best": null, "default": {}}})",
+       "report.json'.verification: field 'best' is null; expected an object (the best configuration's run)"},
+      {R"({"schema_version": "1.3", "kind": "tune", "environment": {"cores": "8"}})", "report.json'.environment: field 'cores' is \"8\"; expected an integer"},
+      {R"({"schema_version": "1.3", "kind": "tune", "trials": [{"id": 1, "time_to_target_s": "x"}]})",
+       "report.json'.trials[0]: field 'time_to_target_s' is \"x\"; expected a number"},
+      {R"({"schema_version": "1.3", "kind": "tune", "profiles": {"best": "x"}})", "report.json'.profiles: field 'best' is \"x\"; expected an object"},
+      {R"({"schema_version": "1.3", "kind": "tune", "profiles": {"best": {"trial": "5"}}})", "report.json'.profiles.best: field 'trial' is \"5\"; expected an integer"},
+      {R"({"schema_version": "1.3", "kind": "tune", "profiles": {"default": {"trace": 5}}})", "report.json'.profiles.default: field 'trace' is 5; expected a string (or null"},
+      {R"({"schema_version": "1.3", "kind": "tune", "profiles": {"best": {"verdict": {"headline": 5}}}})",
+       "report.json'.profiles.best.verdict: field 'headline' is 5; expected a string"},
+      {R"({"schema_version": "1.3", "kind": "tune", "throughput_phase": {"best_changes": 5}})",
+       "report.json'.throughput_phase: field 'best_changes' is 5; expected a string (or null: no trial succeeded)"},
   };
   for (const auto& [text, message] : reports) {
     write_file_atomically(tune + "/report.json", text);
@@ -342,6 +388,11 @@ TEST(Cli, ReportRefusesMistypedFilesNamingTheField) {
   r = testing::run_dyno("report history " + (dir / "h.jsonl").string() + " --append " + check + " --revision abc");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("the check result is NOT_COMPARABLE"), std::string::npos) << r.output;
+  write_file_atomically(check, R"({"schema_version": "1.0", "kind": "check", "verdict": "FAIL", "failure": "was killed by signal 11"})");
+  r = testing::run_dyno("report history " + (dir / "h.jsonl").string() + " --append " + check + " --revision abc");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("the check FAILED without figures: the candidate was killed by signal 11; there are no runs to append"), std::string::npos)
+      << r.output;
   r = testing::run_dyno("report history " + (dir / "h.jsonl").string() + " --append " + check + " --revision \"$(printf 'a\\377b')\"");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--revision: not valid UTF-8"), std::string::npos) << r.output;

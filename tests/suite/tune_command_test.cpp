@@ -446,9 +446,9 @@ TEST(TuneCommand, SpacesSettingsAndCommandsAreCheckedBeforeAnyTrial) {
   };
   fails_with("--axis compile=true,false --command /bin/true", "axis 'compile' is not a knob");
   write_file_atomically(dir + "/space.json", R"({"axes": {"compile": [true, 3]}, "knobs": {"compile": {"type": "bool"}}})");
-  fails_with("--space " + dir + "/space.json --command /bin/true", "[space] axis compile: value 3 is not true or false");
+  fails_with("--space " + dir + "/space.json --command /bin/true", "[space] '" + dir + "/space.json': axis compile: value 3 is not true or false");
   write_file_atomically(dir + "/space.json", R"({"axes": {"compile": [true]}, "knobs": {"compile": {"type": "flag"}}})");
-  fails_with("--space " + dir + "/space.json --command /bin/true", "[space] knob compile: type 'flag' is not one of bool, integer, real, choice, text");
+  fails_with("--space " + dir + "/space.json --command /bin/true", "[space] '" + dir + "/space.json': knob compile: type 'flag' is not one of bool, integer, real, choice, text");
   fails_with("--axis batch_size=8 --command /bin/echo {batch}", "[command] placeholder {batch} names no knob of the search space");
   fails_with("--command /bin/true", "--command needs a search space");
   write_file_atomically(dir + "/space.json", R"({"axes": {"compile": [false, true]}, "knobs": {"compile": {"type": "bool", "warmup_cost": true}}})");
@@ -458,7 +458,7 @@ TEST(TuneCommand, SpacesSettingsAndCommandsAreCheckedBeforeAnyTrial) {
   fails_with("--strategy grid /bin/true", "unexpected argument '/bin/true' (an external program goes after --command)");
   // A workload's space, as a new user writes it: the wrong type names the axis and the value.
   write_file_atomically(dir + "/space.json", R"({"axes": {"threads": {"min": 1, "max": 2, "step": "x"}}})");
-  fails_with("-w fashion-mlp --space " + dir + "/space.json", "[space] axis threads: field 'step' is \"x\"; expected a number");
+  fails_with("-w fashion-mlp --space " + dir + "/space.json", "[space] '" + dir + "/space.json': axis threads: field 'step' is \"x\"; expected a number");
   fails_with("-w fashion-mlp --axis amp=off,bf16 --set lr=nan", "[config] lr: 'nan' is not a number in [0, 100]");
   std::system(("rm -rf " + dir).c_str());
 }
