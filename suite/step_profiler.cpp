@@ -39,10 +39,12 @@ std::set<ActivityType> activities(const c10::Device& device) {
 }
 
 // Matrix multiplies and convolutions: the ops a GEMM peak is the measure of. (LibTorch counts no
-// FLOPs for conv1d and conv3d: their time is counted here, their FLOPs are not.)
+// FLOPs for conv1d, conv3d and the transposed convolutions: their time is counted here, their
+// FLOPs, forward and backward, are not.)
 bool is_gemm(const std::string& name) {
   static const std::set<std::string> names = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::conv1d", "aten::conv2d",
-                                              "aten::conv3d", "aten::convolution_backward"};
+                                              "aten::conv3d", "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
+                                              "aten::convolution_backward"};
   return names.count(name) > 0;
 }
 
@@ -73,16 +75,18 @@ std::string shapes_text(const profiler::KinetoEvent& e) {
   return out + "]";
 }
 
-// Kineto counts the FLOPs of mm, addmm, bmm, baddbmm and conv2d. A convolution's backward
-// computes the input's and the weight's gradients, each as many FLOPs as the forward:
-// 2 x 2 x (grad_output elements) x (C_in / groups x kernel elements), from its input shapes
-// [grad_output, input, weight, ...].
+// Kineto counts the FLOPs of mm, addmm, bmm, baddbmm and conv2d. A conv2d's backward computes the
+// input's and the weight's gradients, each as many FLOPs as the forward: 2 x 2 x (grad_output
+// elements) x (C_in / groups x kernel elements), from its input shapes [grad_output, input,
+// weight, ...]. The backward of a convolution whose forward LibTorch does not count (1-D, 3-D:
+// grad_output not 4-D; transposed: the weight's first dimension is C_in, not grad_output's
+// channels) is not counted either, so that a model's FLOPs are counted alike both ways.
 double flops_of(const profiler::KinetoEvent& e, const std::string& name) {
   if (name != "aten::convolution_backward") return static_cast<double>(e.flops());
   if (!e.hasShapes() || e.shapes().size() < 3) return 0;
   const auto& grad_output = e.shapes()[0];
   const auto& weight = e.shapes()[2];
-  if (grad_output.empty() || weight.empty() || weight[0] == 0) return 0;
+  if (grad_output.size() != 4 || weight.size() != 4 || weight[0] != grad_output[1]) return 0;
   double outputs = 1, per_output = 1;
   for (auto d : grad_output) outputs *= static_cast<double>(d);
   for (size_t i = 1; i < weight.size(); ++i) per_output *= static_cast<double>(weight[i]);

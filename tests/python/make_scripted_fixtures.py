@@ -18,6 +18,7 @@
   ignored_left_out.pt  ignored.pt without those examples
   custom_op.pt   a model calling an operator registered in Python only (dyno's LibTorch cannot load it)
   branchy.pt     two heads, one used per batch by its first image (ranks of a step may use different ones)
+  conv1d.pt      a 1-D convolution over each image's rows (LibTorch counts no FLOPs for its forward)
 
 Usage: python make_scripted_fixtures.py OUT_DIR
 """
@@ -166,6 +167,9 @@ def main(out):
     library.impl("twice", lambda x: x * 2, "CompositeExplicitAutograd")
     torch.jit.script(CustomOp()).save(os.path.join(out, "custom_op.pt"))
     torch.jit.script(Branchy()).save(os.path.join(out, "branchy.pt"))
+    torch.manual_seed(0)
+    conv1d = nn.Sequential(nn.Flatten(1, 2), nn.Conv1d(28, 16, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(16 * 28, 10))
+    torch.jit.script(conv1d).save(os.path.join(out, "conv1d.pt"))
 
 
 if __name__ == "__main__":

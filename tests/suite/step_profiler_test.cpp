@@ -12,6 +12,7 @@
 #include "dyno/suite/engine.h"
 #include "dyno/workloads/fashion_mnist_source.h"
 #include "dyno/workloads/models/mlp.h"
+#include "fixture_files.h"
 #include "test_support.h"
 
 namespace dyno {
@@ -145,6 +146,27 @@ TEST(StepProfiler, AnAutocastOpIsOneCallInTheTable) {
   double table_flops = 0;
   for (const auto& row : ops) table_flops += row.flops;
   EXPECT_NEAR(table_flops, report.profile->gemm_flops, 1e-6 * report.profile->gemm_flops);
+  testing::remove_tree(dir);
+}
+
+// LibTorch counts no FLOPs for a 1-D convolution's forward: its backward's are not counted
+// either, and its time is a GEMM's.
+TEST(StepProfiler, AConvolutionWhoseForwardIsNotCountedHasNoBackwardFlopsEither) {
+  const auto dir = testing::fresh_dir("profile_conv1d");
+  RunConfig c = mlp(32);
+  c.workload = "torchscript";
+  c.model_file = testing::fixture("conv1d.pt");
+  c.data_file = testing::fixture("data.pt");
+  const RunReport report = profiled_run(c, (dir / "trace.json").string(), 3);
+  ASSERT_TRUE(report.profile.has_value()) << report.outcome_reason;
+  bool backward_seen = false;
+  for (const auto& row : report.profile->ops) {
+    if (row.name == "aten::conv1d" || row.name == "aten::convolution_backward") EXPECT_EQ(row.flops, 0) << row.name;
+    backward_seen = backward_seen || row.name == "aten::convolution_backward";
+  }
+  EXPECT_TRUE(backward_seen);
+  EXPECT_EQ(report.profile->convolution_flops, 0);
+  EXPECT_GT(report.profile->gemm_flops, 0);  // the linear head's
   testing::remove_tree(dir);
 }
 
