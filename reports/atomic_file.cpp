@@ -76,7 +76,7 @@ bool names_a_folder(const std::string& path) {
   return !path.empty() && (path.back() == '/' || (::stat(path.c_str(), &s) == 0 && S_ISDIR(s.st_mode)));
 }
 
-void write_file_atomically(const std::string& path, const std::string& content) {
+void write_file_atomically(const std::string& path, const std::function<void(const PieceWriter& write)>& content) {
   create_parent(path);
   std::string temp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -84,8 +84,25 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     if (errno == ENOSPC || errno == EDQUOT) fail("write", temp, errno);
     throw UserError("file", "cannot create '" + temp + "': " + std::strerror(errno));
   }
+  int write_error = 0;
+  const PieceWriter write = [&](const void* data, size_t size) {
+    const char* at = static_cast<const char*>(data);
+    while (write_error == 0 && size > 0) {
+      const ssize_t n = ::write(fd, at, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) write_error = errno;
+      else at += n, size -= static_cast<size_t>(n);
+    }
+    return write_error == 0;
+  };
   try {
-    write_all(fd, content, temp);
+    try {
+      content(write);
+    } catch (...) {
+      if (write_error) fail("write", temp, write_error);  // the file's error, not what the content made of it
+      throw;
+    }
+    if (write_error) fail("write", temp, write_error);
     sync_or_throw(fd, temp);
     if (::close(fd) != 0) {
       fd = -1;
@@ -107,6 +124,10 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     ::fsync(dir);
     ::close(dir);
   }
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  write_file_atomically(path, [&content](const PieceWriter& write) { write(content.data(), content.size()); });
 }
 
 void append_line_durably(const std::string& path, const std::string& line) {

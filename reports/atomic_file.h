@@ -2,6 +2,8 @@
 // to a temporary file in the same directory, is flushed to disk, then renamed over the target.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +11,14 @@
 namespace dyno {
 
 void write_file_atomically(const std::string& path, const std::string& content);
+
+// The same, for content too large to hold twice (a training state): `content` gives it in pieces,
+// calling the writer once per piece. Once a piece cannot be written, the writer drops it and every
+// later one and returns false (no exception: it may be called from code that cannot pass one on,
+// such as LibTorch's serializer, whose own error path aborts), and the file's error (a full disk:
+// OutOfSpace) is thrown once `content` returns or throws.
+using PieceWriter = std::function<bool(const void* data, size_t size)>;
+void write_file_atomically(const std::string& path, const std::function<void(const PieceWriter& write)>& content);
 
 // Creates a folder and its parents when missing; one that cannot be made (a file in the way, no
 // permission, a full disk) is a UserError naming it and the reason.

@@ -12,8 +12,7 @@ GradScaler::GradScaler(GradScalerOptions options, c10::Device device) : options_
   skipped_steps_ = torch::zeros({}, on.dtype(torch::kLong));
 }
 
-// As torch's: the fp32 scale promotes a half loss (65536 is beyond half's range), so the product is fp32.
-torch::Tensor GradScaler::scale_loss(const torch::Tensor& loss) const { return loss * scale_; }
+torch::Tensor GradScaler::scale_loss(const torch::Tensor& loss) const { return loss * scale_.to(loss.dtype()); }
 
 torch::Tensor GradScaler::unscale(const std::vector<torch::Tensor>& parameters) {
   torch::NoGradGuard no_grad;

@@ -20,11 +20,12 @@ double LrSchedule::at(int64_t step) const {
   if (kind == "onecycle") {
     // Smith's one-cycle, as torch.optim.lr_scheduler.OneCycleLR (cosine annealing, start at
     // max/25, the peak at step 0.3 total - 1, the end, max/(25 * 1e4), at the last step, total - 1).
-    const double up = std::max(1.0, 0.3 * total - 1.0), last = total - 1.0;
+    // (A run of 3 steps or fewer peaks before its first step: it starts in the descent, as torch's.)
+    const double up = 0.3 * total - 1.0, last = total - 1.0;
     const double start = base_lr / 25.0, end = start / 1e4;
     auto cosine = [](double from, double to, double pct) { return to + (from - to) / 2.0 * (std::cos(M_PI * pct) + 1.0); };
-    if (t < up) return cosine(start, base_lr, t / up);
-    return cosine(base_lr, end, std::min(1.0, (t - up) / std::max(1.0, last - up)));
+    if (t <= up && up > 0) return cosine(start, base_lr, t / up);
+    return cosine(base_lr, end, std::min(1.0, (t - up) / std::max(1e-9, last - up)));
   }
   throw UserError("config", "schedule: '" + kind + "' is not one of constant, cosine, onecycle");
 }

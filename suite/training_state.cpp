@@ -7,7 +7,6 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -66,11 +65,15 @@ void save_training_state(const std::string& path, torch::nn::Module& model, torc
   archive.write("time_to_target_s", torch::tensor(p.time_to_target_s, torch::kDouble));
   archive.write("rng_cpu", generator_state(c10::Device(c10::kCPU)));
   if (!device.is_cpu()) archive.write("rng_device", generator_state(device));
-  // Serialised in memory, then written as every dyno file is (synced, renamed; a full disk is
-  // OutOfSpace, another failure a UserError naming the file, and no temporary file is left).
-  std::ostringstream bytes;
-  archive.save_to(bytes);
-  write_file_atomically(path, bytes.str());
+  // Written as every dyno file is (synced, renamed; a full disk is OutOfSpace, another failure a
+  // UserError naming the file, and no temporary file is left), streamed: a state can be large.
+  write_file_atomically(path, [&archive](const PieceWriter& write) {
+    // (Told every piece was written: a short write would send LibTorch down a path that aborts; the file's error comes after.)
+    archive.save_to([&write](const void* data, size_t size) {
+      write(data, size);
+      return size;
+    });
+  });
 }
 
 namespace {

@@ -2,11 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
+#include <ctime>
 
 #include <cerrno>
 #include <cstdio>
@@ -94,13 +95,17 @@ std::vector<uint8_t> decode(const std::string& path) {
   return out;
 }
 
-// The process a `NAME.tmp.PID` file names is gone (its writer was killed before the rename).
-bool orphaned_temp(const std::string& name) {
+// A cache entry's name, NAME-<16 hex digits> (cache_entry's), and its writer's temporary file,
+// that name and .tmp.PID: nothing else in the folder is the cache's.
+bool entry_name(const std::string& name) {
+  const auto dash = name.rfind('-');
+  return dash != std::string::npos && dash > 0 && name.size() - dash - 1 == 16 &&
+         std::all_of(name.begin() + static_cast<std::ptrdiff_t>(dash) + 1, name.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+bool temporary_name(const std::string& name) {
   const auto at = name.rfind(".tmp.");
-  if (at == std::string::npos || at + 5 == name.size()) return false;
-  const std::string digits = name.substr(at + 5);
-  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) || digits.size() > 9) return false;
-  return ::kill(static_cast<pid_t>(std::stol(digits)), 0) != 0 && errno == ESRCH;
+  return at != std::string::npos && at + 5 < name.size() && entry_name(name.substr(0, at)) &&
+         std::all_of(name.begin() + static_cast<std::ptrdiff_t>(at) + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
@@ -118,11 +123,14 @@ void prune_data_cache(const std::string& dir, uint64_t max_bytes, const std::str
   while (const dirent* e = ::readdir(folder)) {
     const std::string name = e->d_name, path = dir + "/" + name;
     struct stat info {};
-    if (name == "." || name == ".." || ::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
-    if (name.find(".tmp.") != std::string::npos) {
-      if (orphaned_temp(name)) ::unlink(path.c_str());
-      continue;  // a live writer's file is not an entry yet
+    if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
+    if (temporary_name(name)) {
+      // A write takes seconds: an hour-old temporary file's writer was killed (on this host or
+      // another one sharing the folder).
+      if (::time(nullptr) - info.st_mtim.tv_sec > kOrphanAge_s) ::unlink(path.c_str());
+      continue;
     }
+    if (!entry_name(name)) continue;  // not the cache's
     total += static_cast<uint64_t>(info.st_size);
     if (path != keep) entries.push_back({path, info.st_mtim, static_cast<uint64_t>(info.st_size)});
   }

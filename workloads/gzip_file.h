@@ -25,9 +25,12 @@ std::vector<uint8_t> read_gzip_file(const std::string& path, const std::string& 
 // The data cache's bound: entries take at most this many bytes, the least recently used removed first.
 inline constexpr uint64_t kDataCacheBytes = uint64_t{4} << 30;
 
-// Removes from the cache folder `dir` what a writer killed mid-way left (a `NAME.tmp.PID` file whose
-// process is gone) and, while its entries take more than `max_bytes`, the least recently used one
-// other than `keep` (an entry just written). What cannot be listed or removed is left as it is.
+// Removes from the cache folder `dir` what a writer killed mid-way left (an entry's `.tmp.PID` file
+// older than kOrphanAge_s) and, while its entries take more than `max_bytes`, the least recently
+// used one other than `keep` (an entry just written). Only the cache's names (NAME-<16 hex
+// digits>, and those with .tmp.PID) are touched: other files in the folder stay, as does what
+// cannot be listed or removed.
+inline constexpr long kOrphanAge_s = 3600;
 void prune_data_cache(const std::string& dir, uint64_t max_bytes, const std::string& keep);
 
 }  // namespace dyno

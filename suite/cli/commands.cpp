@@ -154,7 +154,7 @@ void add_train_command(CLI::App& app) {
     // No file this run writes may be another it writes or one it reads (the model, the data).
     refuse_writing_over("train", {{"--out", args->out}, {"--profile", args->profile}, {"save_state", config.save_state}},
                         {{"the model (model_file)", config.model_file}, {"the data (data_file)", config.data_file},
-                         {"the evaluation data (eval_data_file)", config.eval_data_file}});
+                         {"the evaluation data (eval_data_file)", config.eval_data_file}, {"the config (--config)", args->config_path}});
     // (save_state may be the state the run resumes from: it is replaced by the newer state.)
     refuse_writing_over("train", {{"--out", args->out}, {"--profile", args->profile}}, {{"the training state (resume_state)", config.resume_state}});
     // Where the state goes is checked before training, not after it.

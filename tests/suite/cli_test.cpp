@@ -1,4 +1,5 @@
 // The `dyno` CLI as a user runs it: real process, real files, exit codes and error texts.
+#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -112,6 +113,20 @@ TEST(Cli, BadModelAndDataFilesExitWithStatusTwo) {
   std::remove("/tmp/dyno_ignored.json");
 }
 
+// A training state that does not fit on the disk (here a file size limit) ends the run as a full
+// disk does everywhere in dyno: exit 75, the file named, no temporary file left behind.
+TEST(Cli, ASaveStateOnAFullDiskIsOutOfSpace) {
+  auto dir = testing::fresh_dir("cli_state_full");
+  const std::string state = (dir / "s.pt").string();
+  auto r = testing::run_dyno("train -w fashion-mlp --set size=tiny max_steps=2 threads=1 save_state=" + state + " --no-progress --out " +
+                                 (dir / "r.json").string(),
+                             "/usr/bin/prlimit --fsize=200000");
+  EXPECT_EQ(r.exit_code, 75) << r.output;
+  EXPECT_NE(r.output.find("cannot write '" + state + ".tmp."), std::string::npos) << r.output;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+  testing::remove_tree(dir);
+}
+
 // An evaluation leaves targets of -100 out, as the training loss does: the same model scores on
 // data with them as on the data without those examples.
 TEST(Cli, AnEvaluationLeavesIgnoredTargetsOut) {
@@ -192,6 +207,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
   write_file_atomically((dir / "truncated.json").string(), R"({"amp": "bf16",)");
   write_file_atomically((dir / "tune-report.json").string(), R"({"schema_version": "1.3", "kind": "tune", "trials": []})");
   write_file_atomically((dir / "not-a-tune" / "report.json").string(), "a file of the user's");
+  write_file_atomically((dir / "config.json").string(), R"({"size": "tiny"})");
   write_file_atomically((dir / "future-report.json").string(), R"({"schema_version": "9.0", "kind": "run", "config": {"amp": "bf16"}})");
   const std::string d = dir.string();
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -222,6 +238,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"train --model ''", "--model: empty; give a value or leave the option out"},
       {"train --set size=tiny resume_state=" + d + "/s.pt -o " + d + "/s.pt", "--out '" + d + "/s.pt' is the training state (resume_state); writing it would destroy it"},
       {"train --set size=tiny save_every_steps=2", "save_every_steps: 2 saves the state to save_state, which is empty"},
+      {"train -c " + d + "/config.json -o " + d + "/config.json", "--out '" + d + "/config.json' is the config (--config); writing it would destroy it"},
       {"train --set size=tiny save_state=/proc/dyno-state.pt", "[config] save_state: cannot write '/proc/dyno-state.pt': "},
       {"tune -w fashion-mlp -o " + d + "/not-a-tune", "--out '" + d + "/not-a-tune' holds report.json but no tuning journal"},
       {"check -w fashion-mlp --baseline " + d + "/b.json", "--workload requires --record"},

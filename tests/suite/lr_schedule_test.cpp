@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "dyno/reports/user_error.h"
 
 namespace dyno {
@@ -16,7 +18,7 @@ TEST(LrSchedule, CosineWarmsUpThenDecaysToZero) {
   EXPECT_NEAR(s.at(100), 0.0, 1e-12);
 }
 
-// The rates torch.optim.lr_scheduler.OneCycleLR(max_lr=0.5, total_steps=100) gives steps 0, 29, 30, 50 and 99.
+// The rates torch.optim.lr_scheduler.OneCycleLR(max_lr=0.5, total_steps=T) gives (T = 100: steps 0, 29, 30, 50 and 99).
 TEST(LrSchedule, OneCycleIsTorchsOneCycle) {
   LrSchedule s{"onecycle", 0.5, 100, 0};
   EXPECT_NEAR(s.at(0), 0.02, 1e-12);
@@ -24,6 +26,11 @@ TEST(LrSchedule, OneCycleIsTorchsOneCycle) {
   EXPECT_NEAR(s.at(30), 0.49974826764226216, 1e-12);
   EXPECT_NEAR(s.at(50), 0.396946725287866, 1e-12);
   EXPECT_NEAR(s.at(99), 2e-6, 1e-15);
+  // Short runs too: 5 steps, and 3, whose peak comes before the first step.
+  const std::vector<double> five = {0.02, 0.47524231600673683, 0.30563101096814466, 0.09412917302511849, 2e-6};
+  const std::vector<double> three = {0.49720771772545586, 0.23131855133348753, 2e-6};
+  for (size_t i = 0; i < five.size(); ++i) EXPECT_NEAR((LrSchedule{"onecycle", 0.5, 5, 0}.at(static_cast<int64_t>(i))), five[i], 1e-12) << i;
+  for (size_t i = 0; i < three.size(); ++i) EXPECT_NEAR((LrSchedule{"onecycle", 0.5, 3, 0}.at(static_cast<int64_t>(i))), three[i], 1e-12) << i;
 }
 
 TEST(LrSchedule, ScalingRules) {

@@ -161,7 +161,9 @@ TEST(StepProfiler, AConvolutionWhoseForwardIsNotCountedHasNoBackwardFlopsEither)
   ASSERT_TRUE(report.profile.has_value()) << report.outcome_reason;
   bool backward_seen = false;
   for (const auto& row : report.profile->ops) {
-    if (row.name == "aten::conv1d" || row.name == "aten::convolution_backward") EXPECT_EQ(row.flops, 0) << row.name;
+    if (row.name == "aten::conv1d" || row.name == "aten::convolution_backward") {
+      EXPECT_EQ(row.flops, 0) << row.name;
+    }
     backward_seen = backward_seen || row.name == "aten::convolution_backward";
   }
   EXPECT_TRUE(backward_seen);

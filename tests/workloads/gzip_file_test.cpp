@@ -1,7 +1,5 @@
 #include "dyno/workloads/gzip_file.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <chrono>
@@ -161,17 +159,12 @@ TEST_F(GzipFile, AMissingFileNamesThePackageThatInstallsItAndAnUnreadableOneSays
   }
 }
 
-// A process id that names no process: a child's that has exited and been waited for.
-pid_t a_gone_pid() {
-  const pid_t child = fork();
-  if (child == 0) _exit(0);
-  waitpid(child, nullptr, 0);
-  return child;
-}
-
 void set_used(const fs::path& path, int seconds_ago) {
   fs::last_write_time(path, fs::file_time_type::clock::now() - std::chrono::seconds(seconds_ago));
 }
+
+// A name of the cache's (NAME-<16 hex digits>).
+std::string entry(const std::string& name) { return name + "-0123456789abcdef"; }
 
 TEST_F(GzipFile, AReadFromTheCacheMarksItsEntryUsed) {
   read_gzip_file(source_, "pkg");
@@ -183,31 +176,35 @@ TEST_F(GzipFile, AReadFromTheCacheMarksItsEntryUsed) {
   EXPECT_GT(fs::last_write_time(entries[0]), before + std::chrono::seconds(3000));
 }
 
-TEST_F(GzipFile, PruningRemovesTheLeastRecentlyUsedEntriesPastTheBoundButNotTheOneJustWritten) {
+TEST_F(GzipFile, PruningRemovesTheLeastRecentlyUsedEntriesPastTheBoundButNotTheOneJustWrittenNorOtherFiles) {
   fs::create_directories(cache_);
-  for (const auto& [name, seconds_ago] : std::vector<std::pair<std::string, int>>{{"a", 400}, {"b", 300}, {"c", 200}, {"d", 100}}) {
+  for (const auto& [name, seconds_ago] : std::vector<std::pair<std::string, int>>{
+           {entry("a"), 400}, {entry("b"), 300}, {entry("c"), 200}, {entry("d"), 100}, {"notes.txt", 500}}) {
     write_text(cache_ / name, std::string(100, 'x'));
     set_used(cache_ / name, seconds_ago);
   }
-  prune_data_cache(cache_, 250, cache_ / "a");  // 400 bytes: two go, the oldest after the kept one
-  EXPECT_TRUE(fs::exists(cache_ / "a"));
-  EXPECT_FALSE(fs::exists(cache_ / "b"));
-  EXPECT_FALSE(fs::exists(cache_ / "c"));
-  EXPECT_TRUE(fs::exists(cache_ / "d"));
+  prune_data_cache(cache_, 250, cache_ / entry("a"));  // 400 bytes of entries: two go, the oldest after the kept one
+  EXPECT_TRUE(fs::exists(cache_ / entry("a")));
+  EXPECT_FALSE(fs::exists(cache_ / entry("b")));
+  EXPECT_FALSE(fs::exists(cache_ / entry("c")));
+  EXPECT_TRUE(fs::exists(cache_ / entry("d")));
+  EXPECT_TRUE(fs::exists(cache_ / "notes.txt"));  // not the cache's: neither counted nor removed
   prune_data_cache(cache_, 200, "");  // within the bound: nothing goes
-  EXPECT_EQ(cache_entries().size(), 2u);
+  EXPECT_EQ(cache_entries().size(), 3u);
 }
 
-TEST_F(GzipFile, WritingAnEntryRemovesWhatAKilledWriterLeftButNotALiveWritersFile) {
+TEST_F(GzipFile, WritingAnEntryRemovesWhatAKilledWriterLeftAnHourAgoAndNothingElse) {
   fs::create_directories(cache_);
-  const fs::path orphan = cache_ / ("old-entry.tmp." + std::to_string(a_gone_pid()));
-  const fs::path live = cache_ / ("new-entry.tmp." + std::to_string(getpid()));
-  write_text(orphan, "half an entry");
-  write_text(live, "being written");
+  const fs::path orphan = cache_ / (entry("old") + ".tmp.12345"), live = cache_ / (entry("new") + ".tmp.12346"),
+                 other = cache_ / "thesis.tmp.999999";
+  for (const auto& path : {orphan, live, other}) write_text(path, "part of a file");
+  set_used(orphan, kOrphanAge_s + 60);
+  set_used(other, kOrphanAge_s + 60);
   read_gzip_file(source_, "pkg");
   EXPECT_FALSE(fs::exists(orphan));
-  EXPECT_TRUE(fs::exists(live));
-  EXPECT_EQ(cache_entries().size(), 2u);  // the new entry, and the live writer's file
+  EXPECT_TRUE(fs::exists(live));  // a write under way (here, or on another host sharing the folder)
+  EXPECT_TRUE(fs::exists(other));  // not the cache's
+  EXPECT_EQ(cache_entries().size(), 3u);  // the new entry, and the two kept files
 }
 
 // Sets (or with nullptr unsets) an environment variable for its lifetime.
