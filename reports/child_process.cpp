@@ -65,6 +65,10 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
         ::_exit(127);
       }
     }
+    // Only the standard streams go on: a descriptor the tuner inherited (a CI job's output pipe)
+    // held open by a trial's leftover process would keep whoever waits on it waiting.
+    if (::close_range(3, ~0U, 0) != 0)
+      for (int fd = 3; fd < 1024; ++fd) ::close(fd);
     ::execv(argv[0], argv.data());
     std::fprintf(stderr, "cannot execute %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
@@ -85,6 +89,7 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
       break;
     }
     if (waited != 0 && errno == ECHILD) {  // reaped elsewhere (SIGCHLD ignored): its status is lost
+      ::kill(-pid, SIGKILL);  // what it left running still goes
       result.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();
       return result;  // exit_code -1
     }
@@ -160,12 +165,23 @@ bool says_something(const std::string& line) {
   return std::any_of(line.begin(), line.end(), [](unsigned char c) { return std::isalnum(c); });
 }
 
+// A log's last 256 KiB: what says why a process ended is at its end, and a chatty program's whole
+// log may be gigabytes.
 std::string log_text(const std::string& path) {
-  try {
-    return read_file(path);
-  } catch (const UserError&) {
-    return "";
+  constexpr off_t kTail = 256 * 1024;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat info {};
+  std::string text;
+  if (::fstat(fd, &info) == 0) {
+    const off_t from = std::max<off_t>(0, info.st_size - kTail);
+    text.resize(static_cast<size_t>(info.st_size - from));
+    const ssize_t n = ::pread(fd, text.data(), text.size(), from);
+    text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    if (from > 0 && text.find('\n') != std::string::npos) text.erase(0, text.find('\n') + 1);  // a line cut at the start says nothing whole
   }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace

@@ -105,7 +105,16 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     trial.reason = error_line_of(log_path);
     return trial;
   }
-  if ((code != 0 && code != 3) || !std::filesystem::exists(report_path)) {
+  // A launcher (torchrun) ends with 1 for whatever a rank's exit was: a report saying the run did
+  // not end well (diverged, out of memory) is what happened.
+  const bool reported_failure = code != 0 && code != 3 && std::filesystem::exists(report_path) && [&] {
+    try {
+      return read_report(report_path).outcome != Outcome::Ok;
+    } catch (const UserError&) {
+      return false;  // cut off mid-write: the exit status says more
+    }
+  }();
+  if ((code != 0 && code != 3 && !reported_failure) || !std::filesystem::exists(report_path)) {
     trial.outcome = Outcome::Crashed;
     trial.reason = "exit status " + std::to_string(code) + " (log: " + log_path + "): " + error_line_of(log_path);
     return trial;

@@ -1,5 +1,6 @@
 #include "dyno/trials/program_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -38,6 +39,27 @@ std::string quote_non_finite(const std::string& line) {
     if (!replaced) out += c;
   }
   return out;
+}
+
+// How deep brackets nest in a line of JSON, outside its strings.
+constexpr int kDeepestReportNesting = 64;
+int nesting_depth(const std::string& line) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : line) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
 }
 
 double number_field(const nlohmann::json& line, const char* field, const std::string& where, bool allow_non_finite) {
@@ -79,6 +101,8 @@ ProgramReport parse_program_report(const std::string& text, const std::string& p
     const std::string where = path + " line " + std::to_string(number);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     nlohmann::json j;
+    if (nesting_depth(line) > kDeepestReportNesting)  // the parser recurses: a deeper line would overflow the stack
+      throw UserError("report", where + ": nested more than " + std::to_string(kDeepestReportNesting) + " levels deep; a report line is a flat object");
     try {
       j = nlohmann::json::parse(quote_non_finite(line));
     } catch (const nlohmann::json::exception&) {
@@ -97,8 +121,9 @@ ProgramReport parse_program_report(const std::string& text, const std::string& p
       ReportWindow w;
       w.items = number_field(j, "items", where, false);
       w.seconds = number_field(j, "seconds", where, false);
-      if (!(w.items > 0) || !(w.seconds > 0))
-        throw UserError("report", where + ": a window needs items > 0 and seconds > 0, got items " + j["items"].dump() + ", seconds " + j["seconds"].dump());
+      if (!(w.items > 0) || !(w.seconds > 0) || !std::isfinite(w.items / w.seconds))
+        throw UserError("report", where + ": a window needs items > 0 and seconds > 0 whose ratio is a finite rate, got items " + j["items"].dump() +
+                                      ", seconds " + j["seconds"].dump());
       if (j.contains("loss") && !j["loss"].is_null()) w.loss = number_field(j, "loss", where, true);
       report.windows.push_back(w);
     } else if (event == "eval") {

@@ -14,6 +14,9 @@
 
 namespace dyno {
 
+// A run that finished with an outcome other than ok (dyno launch: a rank's, which stops no other).
+constexpr int kExitRunNotOk = 3;
+
 int run_cli(int argc, char** argv);
 
 }  // namespace dyno

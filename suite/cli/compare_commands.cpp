@@ -543,6 +543,7 @@ int run_check(const CheckArgs& a) {
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   if (!hangup_ignored()) std::signal(SIGHUP, on_interrupt);  // a closed terminal or ssh session (nohup's stays ignored)
+  std::signal(SIGCHLD, SIG_DFL);  // the runs' exit statuses are read with wait (an inherited ignore would reap them first)
   try {
     const ScratchDir work("dyno-check");
     return measure_and_check(a, work.path());

@@ -27,6 +27,7 @@
 #include "dyno/reports/child_process.h"
 #include "dyno/reports/scratch_dir.h"
 #include "dyno/reports/user_error.h"
+#include "dyno/suite/cli/cli_main.h"
 #include "dyno/suite/cli/commands.h"
 #include "dyno/suite/cli/option_checks.h"
 #include "dyno/suite/distributed/rank_failure.h"
@@ -123,6 +124,11 @@ int run_launch(const LaunchArgs& a) {
       ::setenv("MASTER_ADDR", a.master_addr.c_str(), 1);
       ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       ::setenv("DYNO_LAUNCH_REASON_FILE", reason_file(r).c_str(), 1);
+      // A torchrun job's around this launcher (dyno tune inside one) is not these ranks' job: its
+      // agent store, restarts and group rank would send them to another rendezvous.
+      for (const char* name : {"TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
+                               "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME"})
+        ::unsetenv(name);
       if (!omp_threads.empty()) ::setenv("OMP_NUM_THREADS", omp_threads.c_str(), 1);
       ::execvp(argv[0], argv.data());
       std::fprintf(stderr, "dyno launch: cannot execute %s: %s\n", argv[0], std::strerror(errno));
@@ -135,6 +141,7 @@ int run_launch(const LaunchArgs& a) {
                omp_threads.empty() ? "" : (", OMP_NUM_THREADS=" + omp_threads + " each (" + std::to_string(usable_cores()) + " cores)").c_str());
 
   int result = 0;
+  bool ended_not_ok = false;
   int failed_rank = -1, failed_code = 0;
   std::string how;           // how failed_rank ended
   std::string still_running;  // the ranks still running when the first failed
@@ -162,6 +169,12 @@ int run_launch(const LaunchArgs& a) {
           // process group too, maybe before the launcher forwards it), never is.
           const int told = g_forward_signal;
           const bool stopped_here = (WIFSIGNALED(status) && (sent.count(WTERMSIG(status)) || WTERMSIG(status) == told)) || (told && code == 128 + told);
+          // A run that ended and was not ok (exit 3: diverged, a target missed) failed no peer: each
+          // ends so on its own, and rank 0 is still writing the job's report.
+          if (code == kExitRunNotOk && !stopped_here) {
+            ended_not_ok = true;
+            continue;
+          }
           if (code != 0 && !stopped_here && (failed_rank < 0 || (failed_code == kExitRankFailed && code != kExitRankFailed))) {
             if (failed_rank < 0)
               for (size_t other = 0; other < ranks.size(); ++other)
@@ -192,6 +205,7 @@ int run_launch(const LaunchArgs& a) {
   }
   // Told to stop (the ranks may all have ended before the loop saw the signal): interrupted.
   if (g_forward_signal && result == 0) result = 128 + g_forward_signal;
+  if (ended_not_ok && result == 0) result = kExitRunNotOk;
   // A shared-memory all-reduce's segment is named after rank 0's process and removed by it; a rank 0
   // killed while it set the segment up leaves it behind: removed here, once every rank has ended.
   std::error_code ignored;

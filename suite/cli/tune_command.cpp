@@ -627,6 +627,8 @@ int run_tune(const TuneArgs& args) {
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   if (!hangup_ignored()) std::signal(SIGHUP, on_interrupt);  // a closed terminal or ssh session (nohup's stays ignored)
+  // Trials' exit statuses are read with wait: a SIGCHLD inherited as ignored would reap them first.
+  std::signal(SIGCHLD, SIG_DFL);
   TuneRun run(args, tunable.subject, trials);
   TuneSummary summary;
   summary.workload = tunable.subject.name;

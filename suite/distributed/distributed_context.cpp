@@ -252,7 +252,8 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
       }
     }
     if (gloo_options->devices.empty()) gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-    auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, static_cast<int>(e.rank), static_cast<int>(e.world_size), gloo_options);
+    c10::intrusive_ptr<c10d::ProcessGroupGloo> backend;  // (its connection to every rank: a rank gone now fails here)
+    run_collective([&] { backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, static_cast<int>(e.rank), static_cast<int>(e.world_size), gloo_options); });
     group_->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, backend);
     if (device.is_cuda()) group_->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, backend);
     if (config.ddp.backend == "shm") {
@@ -316,7 +317,7 @@ void DistributedContext::before_forward() {
   // As DistributedDataParallel's forward: once, after the first backward, the buckets are rebuilt
   // in the order gradients arrived (collective); until then every backward records that order,
   // which would grow for the whole run.
-  reducer_->rebuild_buckets();
+  run_collective([&] { reducer_->rebuild_buckets(); });
 }
 
 void DistributedContext::before_backward() {

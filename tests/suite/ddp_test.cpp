@@ -167,6 +167,36 @@ TEST(Ddp, AHungRankFailsTheOthersWithinTheTimeout) {
   testing::remove_tree(dir);
 }
 
+// A rank that hangs before the first step's collectives are set up (the buckets are rebuilt after
+// the first backward) fails its peers as one that hangs later does, not as a bug of dyno's.
+TEST(Ddp, ARankHungAtTheFirstStepFailsTheOthersWithinTheTimeout) {
+  auto dir = testing::fresh_dir("ddp_hang_first");
+  auto r = launch(2, kCommon + " --set batch_size=32 --set inject_fault=hang --set inject_fault_at_step=1 --set inject_fault_rank=1 --set ddp.timeout_s=5 --out " +
+                         (dir / "r.json").string());
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("no rank failed on its own; rank 0's collective failed first (exit status 4), while rank(s) 1 still ran"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
+// A rank whose run ended not ok (exit 3) stops no other: rank 0 is still writing the report.
+TEST(Ddp, ARankEndingNotOkStopsNoOtherRank) {
+  auto r = testing::run_dyno("launch --nproc 2 -- sh -c 'if [ \"$RANK\" = 1 ]; then exit 3; fi; sleep 1; echo rank 0 wrote its report'");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("rank 0 wrote its report"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("failed"), std::string::npos) << r.output;
+}
+
+// Inside a torchrun job (dyno tune under one), its agent store is not this launcher's ranks'.
+TEST(Ddp, ALaunchInsideATorchrunJobIgnoresItsAgentStore) {
+  auto dir = testing::fresh_dir("ddp_in_torchrun");
+  auto r = launch(2, kCommon + " --set batch_size=32 --set ddp.timeout_s=10 --out " + (dir / "r.json").string(),
+                  "TORCHELASTIC_USE_AGENT_STORE=True TORCHELASTIC_RESTART_COUNT=0 GROUP_RANK=0");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  testing::remove_tree(dir);
+}
+
 int free_port() {
   int fd = -1;
   const int port = busy_port(fd);

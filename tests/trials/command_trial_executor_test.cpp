@@ -2,6 +2,7 @@
 // break the report protocol: every way a program can behave becomes a recorded outcome.
 #include "dyno/trials/command_trial_executor.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -114,6 +115,30 @@ TEST_F(CommandTrials, ACrashAHangAndAnOutOfMemoryAreOutcomes) {
   t = run(hang, {});
   EXPECT_EQ(t.outcome, Outcome::Timeout);
   EXPECT_LT(t.wall_time_s, 5);
+}
+
+// A wrapper script's shell reports the signal that killed the program it ran as 128 + the signal.
+TEST_F(CommandTrials, AWrapperShellsExitStatusOfASignalIsThatSignal) {
+  Trial t = run(program("sh -c 'kill -ABRT $$'\nexit $?\n"), {});
+  EXPECT_EQ(t.outcome, Outcome::Aborted) << t.reason;
+  EXPECT_NE(t.reason.find("exit status 134: a process it ran was killed by signal 6"), std::string::npos) << t.reason;
+  t = run(program("sh -c 'kill -KILL $$'\nexit $?\n"), {});
+  EXPECT_EQ(t.outcome, Outcome::Crashed) << t.reason;
+  EXPECT_NE(t.reason.find("often the kernel's out-of-memory killer"), std::string::npos) << t.reason;
+  t = run(program("exit 130\n"), {});  // an interrupt is not a crash of that kind: the program's own exit
+  EXPECT_EQ(t.reason.find("killed by signal"), std::string::npos) << t.reason;
+}
+
+// A trial's program inherits only the standard streams: a descriptor the tuner holds (a CI job's
+// output pipe) is not kept open by what a trial leaves behind.
+TEST_F(CommandTrials, AProgramInheritsOnlyTheStandardStreams) {
+  const int held = ::open("/dev/null", O_RDONLY);  // without close-on-exec
+  ASSERT_GE(held, 3);
+  Trial t = run(program("if [ -e /proc/self/fd/" + std::to_string(held) + " ]; then echo 'Error: inherited' >&2; exit 1; fi\n"
+                        "printf '{\"event\": \"done\"}\\n' >> \"$DYNO_REPORT\"\n"),
+                {});
+  ::close(held);
+  EXPECT_EQ(t.reason.find("inherited"), std::string::npos) << t.reason;
 }
 
 TEST_F(CommandTrials, ANanLossIsRejectedByTheConvergenceGuard) {

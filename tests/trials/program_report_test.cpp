@@ -98,6 +98,13 @@ TEST(ProgramReport, ALineThatBreaksTheProtocolNamesTheLine) {
   EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "knobs", "applied": [1]})" "\n")); }, "line 1: a knobs line needs \"applied\"");
   EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "eval", "value": 0.9, "elapsed": -1})" "\n")); },
                    "line 1: \"elapsed\" is -1; it is the seconds since the program started, 0 or more");
+  // A rate that is not finite, and a line nested deeper than the parser's stack allows.
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "window", "items": 1e300, "seconds": 1e-300})" "\n")); },
+                   "line 1: a window needs items > 0 and seconds > 0 whose ratio is a finite rate");
+  const std::string deep = R"({"event": "knobs", "applied": {"x": )" + std::string(200000, '[') + std::string(200000, ']') + "}}\n";
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(deep)); }, "line 1: nested more than 64 levels deep");
+  // Brackets inside a string are text.
+  EXPECT_NO_THROW(read_program_report(report_file(R"({"event": "knobs", "applied": {"name": ")" + std::string(100, '[') + R"("}})" "\n")));
 }
 
 }  // namespace
