@@ -1,5 +1,6 @@
 #include "dyno/reports/child_process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -26,6 +27,57 @@
 
 namespace dyno {
 
+namespace {
+
+// A "Name:   123 kB" line's bytes from a /proc file; 0 when it has none.
+int64_t proc_kb(const std::string& path, const char* name) {
+  std::FILE* file = std::fopen(path.c_str(), "re");
+  if (!file) return 0;
+  char line[256];
+  int64_t kb = 0;
+  const size_t length = std::strlen(name);
+  while (std::fgets(line, sizeof line, file))
+    if (std::strncmp(line, name, length) == 0) {
+      kb = std::strtoll(line + length, nullptr, 10);
+      break;
+    }
+  std::fclose(file);
+  return kb * 1024;
+}
+
+// The process group of a process (/proc/PID/stat's fifth field, after the command's parentheses).
+pid_t process_group_of(const char* pid) {
+  std::FILE* file = std::fopen((std::string("/proc/") + pid + "/stat").c_str(), "re");
+  if (!file) return -1;
+  char text[512];
+  const size_t n = std::fread(text, 1, sizeof text - 1, file);
+  std::fclose(file);
+  text[n] = '\0';
+  const char* after = std::strrchr(text, ')');
+  int group = -1;
+  return after && std::sscanf(after + 1, " %*c %*d %d", &group) == 1 ? group : -1;
+}
+
+// Closes the descriptors first..last (close_range, or one by one below 1024 where it is missing).
+void close_descriptors(unsigned first, unsigned last) {
+  if (::close_range(first, last, 0) != 0)
+    for (unsigned fd = first; fd <= std::min(last, 1023u); ++fd) ::close(static_cast<int>(fd));
+}
+
+// The memory a process group holds now (ChildOptions::measure_memory).
+int64_t group_memory_bytes(pid_t group) {
+  int64_t total = 0;
+  if (DIR* proc = ::opendir("/proc")) {
+    while (const dirent* e = ::readdir(proc))
+      if (std::isdigit(static_cast<unsigned char>(e->d_name[0])) && process_group_of(e->d_name) == group)
+        total += proc_kb(std::string("/proc/") + e->d_name + "/smaps_rollup", "Pss:");
+    ::closedir(proc);
+  }
+  return std::max(total, proc_kb("/proc/" + std::to_string(group) + "/status", "VmHWM:"));
+}
+
+}  // namespace
+
 ChildResult run_child(const std::vector<std::string>& args, const std::string& log_path, double timeout_s,
                       const std::atomic<bool>* stop, const ChildOptions& options) {
   using Clock = std::chrono::steady_clock;
@@ -34,6 +86,10 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
   for (auto& a : owned) argv.push_back(a.data());
   argv.push_back(nullptr);
   const pid_t parent = ::getpid();
+  // Closed by the child's exec (close-on-exec): memory is sampled once it has read end of file, for
+  // until then the child's memory is the tuner's, forked.
+  int exec_pipe[2] = {-1, -1};
+  if (options.measure_memory && ::pipe2(exec_pipe, O_CLOEXEC) != 0) exec_pipe[0] = exec_pipe[1] = -1;
   const auto start = Clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
@@ -67,17 +123,23 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
     }
     // Only the standard streams go on: a descriptor the tuner inherited (a CI job's output pipe)
     // held open by a trial's leftover process would keep whoever waits on it waiting.
-    if (::close_range(3, ~0U, 0) != 0)
-      for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+    const unsigned keep = exec_pipe[1] >= 3 ? static_cast<unsigned>(exec_pipe[1]) : 2;  // (the exec closes it)
+    if (keep > 3) close_descriptors(3, keep - 1);
+    close_descriptors(keep + 1, ~0U);
     ::execv(argv[0], argv.data());
     std::fprintf(stderr, "cannot execute %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
   }
   ::setpgid(pid, pid);
+  if (exec_pipe[1] >= 0) {
+    ::close(exec_pipe[1]);
+    ::fcntl(exec_pipe[0], F_SETFL, O_NONBLOCK);
+  }
   ChildResult result;
   int status = 0;
   struct rusage usage {};
-  double asked_at = 0;
+  double asked_at = 0, memory_at = -1;
+  int64_t peak_memory = 0;
   for (;;) {
     // Ended (not yet reaped, so its process group still exists): what it started and left running
     // goes with it, rather than run on into the next measurement.
@@ -90,10 +152,23 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
     }
     if (waited != 0 && errno == ECHILD) {  // reaped elsewhere (SIGCHLD ignored): its status is lost
       ::kill(-pid, SIGKILL);  // what it left running still goes
+      if (exec_pipe[0] >= 0) ::close(exec_pipe[0]);
       result.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();
       return result;  // exit_code -1
     }
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (exec_pipe[0] >= 0) {  // end of file once the child executed (or ended)
+      char byte;
+      if (::read(exec_pipe[0], &byte, 1) == 0) {
+        ::close(exec_pipe[0]);
+        exec_pipe[0] = -1;
+      }
+    }
+    // Every 10 ms for its first half second (a short program's peak), then every half second.
+    if (options.measure_memory && exec_pipe[0] < 0 && (memory_at < 0 || elapsed < 0.5 || elapsed - memory_at >= 0.5)) {
+      memory_at = elapsed;
+      peak_memory = std::max(peak_memory, group_memory_bytes(pid));
+    }
     if (!result.timed_out && !result.interrupted && !result.stopped) {
       if (stop && *stop) {
         result.interrupted = true;
@@ -111,8 +186,9 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  if (exec_pipe[0] >= 0) ::close(exec_pipe[0]);
   result.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();
-  result.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  result.peak_rss_bytes = options.measure_memory ? peak_memory : static_cast<int64_t>(usage.ru_maxrss) * 1024;
   if (WIFSIGNALED(status)) {
     result.signaled = true;
     result.signal = WTERMSIG(status);

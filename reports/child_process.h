@@ -20,7 +20,11 @@ struct ChildResult {
   int signal = 0;
   int exit_code = -1;
   double wall_time_s = 0;
-  int64_t peak_rss_bytes = 0;  // the child's peak resident memory (the largest of it and its waited-for descendants)
+  // The child's peak memory: with ChildOptions::measure_memory, the most its process group held at
+  // once (sampled) or its own peak since it executed, whichever is larger (0 for a child that ended
+  // before the first sample, 10 ms after its exec); otherwise the kernel's figure for it and its
+  // waited-for descendants, which counts what the tuner itself held when it forked.
+  int64_t peak_rss_bytes = 0;
 };
 
 // What a caller adds to a child's start and watch.
@@ -31,6 +35,11 @@ struct ChildOptions {
   std::function<bool(double)> should_stop;
   // The CPUs the child (and what it starts) may run on, set before it executes; empty: any.
   std::vector<int> cpus;
+  // Samples the memory of the child's process group (every 10 ms for its first half second, then
+  // every half second): the sum of its processes' proportional set sizes (a page shared by forked
+  // workers counted once), and the child's own peak since it executed. (A process that left the
+  // group, as a new session, is not counted.)
+  bool measure_memory = false;
 };
 
 ChildResult run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,

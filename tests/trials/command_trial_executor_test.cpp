@@ -59,7 +59,7 @@ printf '{"event": "done"}\n' >> "$DYNO_REPORT"
 )";
 
 TEST_F(CommandTrials, MeasuresTheWindowsAfterTheWarmUpAndKeepsEveryLoss) {
-  const Trial t = run(program(kWindows, {"64", "10"}), {{"batch_size", 64}});
+  const Trial t = run(program(std::string("sleep 0.1\n") + kWindows, {"64", "10"}), {{"batch_size", 64}});  // (sampled from 10 ms on)
   EXPECT_EQ(t.outcome, Outcome::Ok) << t.reason;
   EXPECT_EQ(t.windows.size(), 8u);  // 10 windows less 2 of warm-up
   EXPECT_DOUBLE_EQ(t.samples_per_second, 200);
@@ -245,13 +245,27 @@ TEST_F(CommandTrials, AProgramStoppedAtTheTimeCapBeforeItsFirstLineIsRejectedNot
   EXPECT_EQ(unacknowledged.outcome, Outcome::InvalidConfig) << unacknowledged.reason;
 }
 
+// A trial's peak memory is what its program and the processes it started held, sampled while they
+// ran: not what the tuner held when it forked the program (the kernel's figure counts that).
+TEST_F(CommandTrials, ThePeakIsTheProgramsAndItsWorkersNotTheTunersOwn) {
+  Trial small = run(program(std::string("sleep 0.6\n") + kWindows, {"64", "20"}), {{"batch_size", 64}});
+  ASSERT_EQ(small.outcome, Outcome::Ok) << small.reason;
+  EXPECT_GT(small.peak_memory_bytes, 0);
+  EXPECT_LT(small.peak_memory_bytes, 32ll << 20);  // a shell; this test process holds hundreds of MiB
+  // A worker (a background process of the program's group) holding 60 MB.
+  Trial worker = run(program(std::string("sh -c 'x=$(head -c 60000000 /dev/zero | tr \"\\0\" a); sleep 3' &\nsleep 1.5\n") + kWindows, {"64", "20"}),
+                     {{"batch_size", 64}});
+  ASSERT_EQ(worker.outcome, Outcome::Ok) << worker.reason;
+  EXPECT_GT(worker.peak_memory_bytes, 60ll * 1000 * 1000);
+}
+
 TEST_F(CommandTrials, APeakAboveTheMemoryLimitIsOutOfMemoryUnderEitherObjective) {
-  auto throughput = program(kWindows, {"64", "20"});
+  auto throughput = program(std::string("sleep 0.2\n") + kWindows, {"64", "20"});  // (sampled once it has run 10 ms)
   throughput.memory_limit_bytes = 1;  // any process's resident memory is above it
   Trial t = run(throughput, {{"batch_size", 64}});
   EXPECT_EQ(t.outcome, Outcome::Oom) << t.reason;
   EXPECT_NE(t.reason.find("is above the limit 1 B"), std::string::npos) << t.reason;
-  auto to_target = program(kEvaluations);
+  auto to_target = program(std::string("sleep 0.2\n") + kEvaluations);
   to_target.target = TargetSpec::parse("accuracy>=0.8");
   to_target.memory_limit_bytes = 1;
   t = run(to_target, {});
