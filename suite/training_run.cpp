@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <vector>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -56,7 +58,7 @@ torch::Tensor loss_of(const Workload& workload, const torch::Tensor& output, con
                                               torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(label_smoothing));
 }
 
-// Whether the workload's parts fit, tried before training on two examples of each split (a C++
+// Whether the workload's parts fit, tried before training on three examples of each split (a C++
 // workload is code dyno cannot read): the source counts items, the model's forward runs on them,
 // the loss reduces to one number, and the targets are integer class ids below the outputs' last
 // dimension where something reads them so: the default cross-entropy (both splits; -100, its
@@ -71,13 +73,17 @@ void check_fit(SegmentedModel& model, const Workload& workload, const WorkloadDa
   for (const auto& [split, source] : {std::pair<const char*, const ExampleSource*>{"training", data.train.get()}, {"evaluation", data.eval.get()}}) {
     if (source->size() == 0) continue;
     const Batch batch = in_workload_code(name + ": the " + std::string(split) + " source's make_batch",
-                                         [&] { return source->make_batch(std::vector<int64_t>{0, std::min<int64_t>(1, source->size() - 1)}); });
+                                         [&] {
+                                           std::vector<int64_t> three(static_cast<size_t>(std::min<int64_t>(3, source->size())));
+                                           std::iota(three.begin(), three.end(), int64_t{0});
+                                           return source->make_batch(three);
+                                         });
     const std::string where = name + ": its " + split + " examples (inputs " + shape_text(batch.input) + ", targets " + shape_text(batch.target) + ")";
     if (batch.items <= 0)
       throw UserError("workload", name + ": the " + std::string(split) + " source's batches count " + std::to_string(batch.items) +
                                       " items; set Batch::items to what throughput counts (the examples, or tokens, a batch holds)");
     const torch::Tensor target = batch.target.to(device);
-    const torch::Tensor output = in_workload_code(where + ": the model's forward on two of them", [&] { return model->forward(batch.input.to(device)); });
+    const torch::Tensor output = in_workload_code(where + ": the model's forward on them", [&] { return model->forward(batch.input.to(device)); });
     if (!workload.loss || (workload.metric_name == "accuracy" && std::string(split) == "evaluation")) {
       const int64_t classes = output.dim() > 0 ? output.size(-1) : 1;
       if (batch.target.is_floating_point())

@@ -29,7 +29,7 @@ WorkloadData load_text(const std::string& size) {
   const int64_t max_bytes = size == "tiny" ? 48 * 1024 : size == "small" ? 400 * 1024 : 0;
   CharCorpus corpus = load_fortunes(max_bytes);
   auto tokens = torch::from_blob(corpus.tokens.data(), {static_cast<int64_t>(corpus.tokens.size())}, torch::kUInt8).clone();
-  // Last 10% of the corpus (whole files, in name order) is the validation split.
+  // The last 10% of the corpus (its files joined in name order, cut at that byte) is the validation split.
   const int64_t split = tokens.numel() * 9 / 10;
   return {std::make_shared<TokenSource>(tokens.narrow(0, 0, split).contiguous(), kTextContext),
           std::make_shared<TokenSource>(tokens.narrow(0, split, tokens.numel() - split).contiguous(), kTextContext)};

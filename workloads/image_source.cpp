@@ -12,7 +12,7 @@ ImageSource::ImageSource(torch::Tensor images_uint8, torch::Tensor labels, doubl
 int64_t ImageSource::size() const { return images_.size(0); }
 
 Batch ImageSource::make_batch(const std::vector<int64_t>& indices) const {
-  auto index = torch::from_blob(const_cast<int64_t*>(indices.data()), {static_cast<int64_t>(indices.size())}, torch::kLong);
+  const auto index = torch::tensor(indices, torch::kLong);  // its own memory: a graph may keep it past this call
   Batch batch;
   // uint8 -> float in [0, 1] -> normalised; one fused pass would save a copy, two are clearer.
   batch.input = images_.index_select(0, index).to(torch::kFloat).div_(255.0).sub_(mean_).div_(std_);

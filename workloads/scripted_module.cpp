@@ -1,7 +1,10 @@
 #include "dyno/workloads/scripted_module.h"
 
 #include <filesystem>
+#include <utility>
+#include <vector>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/torch.h>
 
@@ -70,22 +73,37 @@ SegmentedModel segment_script(const torch::jit::Module& module, const torch::Ten
   const bool own_tensors = module.named_parameters(false).size() > 0 || module.named_buffers(false).size() > 0;
   bool chain = children.size() > 1 && !own_tensors;
   if (chain) {
+    // The children run in a row give the forward's output in eval mode and in training mode, with
+    // the same random numbers: code of the forward's own that runs only in training (dropout between
+    // the children, a branch on self.training) makes it no chain. The buffers (batch norm's running
+    // statistics), the random numbers and the mode are left as they were.
     torch::jit::Module whole = module;
     const bool was_training = whole.is_training();
-    whole.eval();
-    try {
-      torch::NoGradGuard no_grad;
-      auto expected = run_script(whole, sample_input);
+    std::vector<std::pair<at::Tensor, at::Tensor>> buffers;
+    torch::NoGradGuard no_grad;
+    for (const auto& buffer : whole.buffers(true)) buffers.emplace_back(buffer, buffer.clone());
+    auto generator = at::detail::getDefaultCPUGenerator();
+    const auto random_state = generator.get_state();
+    auto same_as_children = [&](bool training) {
+      whole.train(training);
+      generator.set_state(random_state);
+      const auto expected = run_script(whole, sample_input);
+      generator.set_state(random_state);
       auto x = sample_input;
       for (const auto& child : children) {
         torch::jit::Module c = child.value;
         x = run_script(c, x);
       }
-      chain = x.sizes() == expected.sizes() && torch::allclose(x, expected, 1e-5, 1e-6);
+      return x.sizes() == expected.sizes() && torch::allclose(x, expected, 1e-5, 1e-6);
+    };
+    try {
+      chain = same_as_children(false) && same_as_children(true);
     } catch (const std::exception&) {
       chain = false;  // a child that is not tensor -> tensor: the forward is not a chain
     }
     whole.train(was_training);
+    generator.set_state(random_state);
+    for (auto& [buffer, saved] : buffers) buffer.copy_(saved);
   }
   if (chain) {
     for (const auto& child : children) model->add_segment(child.name, torch::nn::Sequential(ScriptedModule(child.value)));

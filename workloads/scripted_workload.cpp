@@ -1,7 +1,10 @@
 #include "dyno/workloads/scripted_workload.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <mutex>
+#include <numeric>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -69,23 +72,40 @@ void check_fit(SegmentedModel& model, const TensorSource& source, const std::str
   // In eval mode: batch norm's running statistics and dropout's random draws stay untouched.
   const bool training = model->is_training();
   model->eval();
+  // Three examples (as many as there are, up to three): a model dimension of two cannot pass for the batch's.
+  std::vector<int64_t> examples(static_cast<size_t>(std::min<int64_t>(3, source.size())));
+  std::iota(examples.begin(), examples.end(), int64_t{0});
+  const std::string count = std::to_string(examples.size());
   try {
     torch::NoGradGuard no_grad;
-    output = model->forward(source.make_batch(std::vector<int64_t>{0, std::min<int64_t>(1, source.size() - 1)}).input);
+    output = model->forward(source.make_batch(examples).input);
   } catch (const std::exception& e) {
-    throw UserError("data", where + " does not fit the model '" + model_file + "': its forward on two examples failed: " + exception_text(e));
+    throw UserError("data", where + " does not fit the model '" + model_file + "': its forward on " + count + " examples failed: " + exception_text(e));
   }
   model->train(training);
   if (output.dim() == 0)
     throw UserError("data", "the model '" + model_file + "' returns a single number for a batch; dyno trains models whose output has a row per example");
+  if (output.size(0) != static_cast<int64_t>(examples.size()))
+    throw UserError("data", "the model '" + model_file + "' returns " + shape_text(output) + " for " + count + " examples (" + where +
+                                "); dyno trains models whose output's first dimension is the batch's");
   const torch::Tensor& targets = source.targets();
   const int64_t outputs_per_example = output.numel() / std::max<int64_t>(output.size(0), 1);
   const int64_t targets_per_example = targets.numel() / std::max<int64_t>(targets.size(0), 1);
   if (mse) {
+    // Value for value: an example's outputs and targets of one shape (a trailing dimension of 1 aside: [N] against [N, 1]).
+    auto per_example = [](const torch::Tensor& t) {
+      std::vector<int64_t> shape(t.sizes().begin() + 1, t.sizes().end());
+      while (!shape.empty() && shape.back() == 1) shape.pop_back();
+      return shape;
+    };
     if (targets_per_example != outputs_per_example)
       throw UserError("data", where + ": --loss mse compares each example's " + std::to_string(outputs_per_example) + " outputs (shape " +
-                                  shape_text(output) + " for two) with as many target values; the targets have " +
+                                  shape_text(output) + " for " + count + ") with as many target values; the targets have " +
                                   std::to_string(targets_per_example));
+    if (per_example(output) != per_example(targets))
+      throw UserError("data", where + ": --loss mse compares outputs and targets value for value: an example's outputs have shape " +
+                                  c10::str(c10::IntArrayRef(per_example(output))) + ", its targets " + c10::str(c10::IntArrayRef(per_example(targets))) +
+                                  "; save the targets in the outputs' shape");
     return;
   }
   const int64_t classes = output.dim() > 0 ? output.size(-1) : 1;
@@ -145,7 +165,10 @@ Workload scripted_workload(const RunConfig& config) {
   w.build_model = [data, checked, model_file = config.model_file, data_file = config.data_file,
                    eval_file = config.eval_data_file.empty() ? config.data_file : config.eval_data_file, mse = config.model_loss == "mse"] {
     data->load();
-    SegmentedModel model = segment_script(load_trainable_script(model_file), data->train->make_batch(std::vector<int64_t>{0}).input);
+    // (Two examples, or more: batch norm in training mode needs two.)
+    std::vector<int64_t> sample(static_cast<size_t>(std::min<int64_t>(4, data->train->size())));
+    std::iota(sample.begin(), sample.end(), int64_t{0});
+    SegmentedModel model = segment_script(load_trainable_script(model_file), data->train->make_batch(sample).input);
     std::call_once(*checked, [&] {
       check_fit(model, *data->train, data_file, model_file, mse);
       check_fit(model, *data->eval, eval_file, model_file, mse);

@@ -14,7 +14,10 @@
 namespace dyno {
 namespace {
 
+// Data, not parameters: a tensor saved with requires_grad (features computed outside no_grad) is
+// detached, or every batch would hold the graph back to it.
 torch::Tensor normalised(torch::Tensor t, const std::string& origin, const std::string& name) {
+  t = t.detach();
   if (t.is_floating_point()) return t.to(torch::kFloat).contiguous();
   if (t.is_complex() || t.scalar_type() == torch::kBool)
     throw UserError("data", origin + ": " + name + " is " + std::string(c10::toString(t.scalar_type())) +
@@ -84,7 +87,7 @@ std::shared_ptr<TensorSource> TensorSource::from_file(const std::string& path, c
 int64_t TensorSource::size() const { return inputs_.size(0); }
 
 Batch TensorSource::make_batch(const std::vector<int64_t>& indices) const {
-  auto index = torch::from_blob(const_cast<int64_t*>(indices.data()), {static_cast<int64_t>(indices.size())}, torch::kLong);
+  const auto index = torch::tensor(indices, torch::kLong);  // its own memory: a graph may keep it past this call
   Batch batch;
   batch.input = inputs_.index_select(0, index);
   batch.target = targets_.index_select(0, index);

@@ -6,6 +6,9 @@
                  partly_frozen.pt the same with its first convolution's weight frozen
   unused.pt      the chain model beside a Linear its forward never uses
   tree.pt        torch.jit.script of a module whose forward is not a chain of its children
+  transposed.pt  two class scores per example, returned [2, N] (the batch second)
+  grid_out.pt    outputs of shape [N, 2, 3]; grid_targets.pt: mse targets of shape [N, 3, 2] (as many values, another shape)
+  training_only.pt  two children in a row with dropout between them in training only (not a chain either)
   grads.pt       one batch and the eager module's gradients on it, fp32 and under bf16 autocast
   mixed.pt       float64 inputs and int32 targets
   regression.pt  float targets (each image's mean) for mse, and regressor.pt, a scripted MLP with one output
@@ -18,6 +21,7 @@
   ignored_left_out.pt  ignored.pt without those examples
   custom_op.pt   a model calling an operator registered in Python only (dyno's LibTorch cannot load it)
   branchy.pt     two heads, one used per batch by its first image (ranks of a step may use different ones)
+  requires_grad.pt  data.pt's tensors saved with requires_grad=True
   conv1d.pt      a 1-D convolution over each image's rows (LibTorch counts no FLOPs for its forward)
 
 Usage: python make_scripted_fixtures.py OUT_DIR
@@ -48,6 +52,33 @@ def chain_model(width=8):
         nn.Sequential(nn.Conv2d(width, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten()),
         nn.Sequential(nn.Linear(16 * 7 * 7, 64), nn.ReLU(), nn.Linear(64, 10)),
     )
+
+
+class TrainingOnly(nn.Module):
+    """Children in a row, with dropout between them that only training runs: not a chain."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a = nn.Sequential(nn.Flatten(), nn.Linear(784, 32))
+        self.b = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.a(x)
+        if self.training:
+            x = nn.functional.dropout(x, 0.5, True)
+        return self.b(x)
+
+
+class Transposed(nn.Module):
+    """Two class scores per example, returned with the batch as the second dimension."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(784, 2)
+
+    def forward(self, x):
+        return self.l(x.flatten(1)).t()
 
 
 class Tree(nn.Module):
@@ -167,6 +198,12 @@ def main(out):
     library.impl("twice", lambda x: x * 2, "CompositeExplicitAutograd")
     torch.jit.script(CustomOp()).save(os.path.join(out, "custom_op.pt"))
     torch.jit.script(Branchy()).save(os.path.join(out, "branchy.pt"))
+    torch.jit.script(TrainingOnly()).save(os.path.join(out, "training_only.pt"))
+    torch.jit.script(Transposed()).save(os.path.join(out, "transposed.pt"))
+    torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(784, 6), nn.Unflatten(1, (2, 3)))).save(os.path.join(out, "grid_out.pt"))
+    torch.save({"inputs": inputs[:64].clone(), "targets": torch.rand(64, 3, 2)}, os.path.join(out, "grid_targets.pt"))
+    # Features computed outside no_grad: torch.save keeps requires_grad.
+    torch.save({"inputs": inputs.clone().requires_grad_(), "targets": targets.clone()}, os.path.join(out, "requires_grad.pt"))
     torch.manual_seed(0)
     conv1d = nn.Sequential(nn.Flatten(1, 2), nn.Conv1d(28, 16, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(16 * 28, 10))
     torch.jit.script(conv1d).save(os.path.join(out, "conv1d.pt"))

@@ -94,19 +94,27 @@ TEST(Cli, BadModelAndDataFilesExitWithStatusTwo) {
       {model, "[config] data_file: empty; workload=torchscript needs --data data.pt"},
       {data, "--data, --eval-data and --loss go with --model"},
       {model + " --data " + testing::fixture("flat.pt"),
-       "flat.pt' (inputs [58, 784], targets [58]) does not fit the model '" + testing::fixture("model.pt") + "': its forward on two examples failed: "},
+       "flat.pt' (inputs [58, 784], targets [58]) does not fit the model '" + testing::fixture("model.pt") + "': its forward on 3 examples failed: "},
       {model + " --data " + testing::fixture("class_ids.pt"), "class ids range from 10 to 19; the model has 10 outputs, so they must lie in 0..9"},
       {" --model " + testing::fixture("custom_op.pt") + data, "custom_op.pt' cannot be loaded by this LibTorch (an operator it uses"},
       {model + data + " --eval-data " + testing::fixture("float_targets.pt"),
        "float_targets.pt' (inputs [64, 1, 28, 28], targets [64]): the targets are floating point; cross-entropy needs integer class ids from 0 "
        "to 9 (the model's 10 outputs), or use --loss mse for regression"},
-      {model + data + " --loss mse", "--loss mse compares each example's 10 outputs (shape [2, 10] for two) with as many target values; the targets have 1"},
+      {model + data + " --loss mse", "--loss mse compares each example's 10 outputs (shape [3, 10] for 3) with as many target values; the targets have 1"},
+      {" --model " + testing::fixture("grid_out.pt") + " --data " + testing::fixture("grid_targets.pt") + " --loss mse",
+       "--loss mse compares outputs and targets value for value: an example's outputs have shape [2, 3], its targets [3, 2]"},
+      {" --model " + testing::fixture("transposed.pt") + data, "transposed.pt' returns [2, 3] for 3 examples"},
   };
   for (const auto& [args, message] : cases) {
     auto r = testing::run_dyno("train" + args + " --set size=tiny max_steps=2 --no-progress --out /tmp/dyno_never_written.json");
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
   }
+  // Data saved with requires_grad trains as data, with loader workers too.
+  auto g = testing::run_dyno("train" + model + " --data " + testing::fixture("requires_grad.pt") +
+                             " --set size=tiny max_steps=30 num_workers=2 --no-progress --out /tmp/dyno_requires_grad.json");
+  EXPECT_EQ(g.exit_code, 0) << g.output;
+  std::remove("/tmp/dyno_requires_grad.json");
   // Targets cross-entropy ignores (-100) fit: they are not class ids.
   auto r = testing::run_dyno("train" + model + " --data " + testing::fixture("ignored.pt") + " --set size=tiny max_steps=2 --no-progress --out /tmp/dyno_ignored.json");
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -60,6 +60,20 @@ TEST(ScriptedModule, AChainIsSplitIntoItsChildrenAndATreeIsKeptWhole) {
   EXPECT_EQ(chain->segments().size(), 3u);
   SegmentedModel tree = segment_script(load_trainable_script(fixture("tree.pt")), sample);
   EXPECT_EQ(tree->segments().size(), 1u);
+  // Telling it runs the model in training mode too, and leaves its buffers (batch norm's running
+  // statistics) and the random numbers as they were.
+  torch::jit::Module script = load_trainable_script(fixture("model.pt"));
+  std::vector<torch::Tensor> buffers_before;
+  for (const auto& b : script.buffers(true)) buffers_before.push_back(b.clone());
+  torch::manual_seed(7);
+  const auto expected_random = torch::rand({4});
+  torch::manual_seed(7);
+  segment_script(script, sample);
+  EXPECT_TRUE(torch::equal(torch::rand({4}), expected_random));
+  size_t i = 0;
+  for (const auto& b : script.buffers(true)) EXPECT_TRUE(torch::equal(b, buffers_before[i++])) << i;
+  // A forward that runs code of its own in training only is no chain, though eval mode matches.
+  EXPECT_EQ(segment_script(load_trainable_script(fixture("training_only.pt")), sample)->segments().size(), 1u);
   EXPECT_EQ(tree->parameter_count(), 2 * (784 * 10 + 10));
   // The segments hold the script's own tensors: an update through one is seen by the other.
   torch::NoGradGuard no_grad;
