@@ -66,12 +66,13 @@ Journal parse_journal(const std::string& text, const std::string& path) {
 void open_journal(const std::string& dir, const nlohmann::json& header, bool resume) {
   make_folder(dir);
   const std::string journal = dir + "/journal.jsonl";
-  if (!std::filesystem::exists(journal)) {
+  const Journal existing = std::filesystem::exists(journal) ? read_journal(journal) : Journal{};
+  if (existing.header.is_null() && existing.trials.empty()) {  // new, or killed before its header's newline
     append_line_durably(journal, header.dump());
     return;
   }
   if (!resume) throw UserError("tune", "'" + dir + "' already holds a tuning journal; pass --resume to continue it, or choose another --out");
-  const nlohmann::json old = read_journal(journal).header;
+  const nlohmann::json old = existing.header;
   if (old.is_null()) throw UserError("journal", journal + " has no header line (the first line of a journal `dyno tune` wrote)");
   // What the run was, and how each trial measured (figures measured otherwise are not comparable).
   nlohmann::json made = old.value("measurement", nlohmann::json::object()), making = header.value("measurement", nlohmann::json::object());

@@ -155,12 +155,13 @@ SearchSpace SearchSpace::take_convergence_axes() {
 void SearchSpace::set_axis(const std::string& knob, std::vector<nlohmann::json> values) {
   const Knob& k = this->knob(knob);
   if (values.empty()) throw UserError("space", "axis " + knob + ": has no values");
-  for (const auto& v : values) {
+  for (auto& v : values) {
     try {
       k.validate(v);
     } catch (const UserError&) {
       throw UserError("space", "axis " + knob + ": value " + v.dump() + " is not " + k.valid_text());
     }
+    if (v.is_number()) v = k.type == KnobType::Integer ? nlohmann::json(v.get<int64_t>()) : k.type == KnobType::Real ? nlohmann::json(v.get<double>()) : v;  // 64.0 is 64: one point, one key
   }
   for (size_t i = values.size(); i-- > 1;)  // a value listed twice, or a rounded range's repeat, once
     if (std::find(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i), values[i]) != values.begin() + static_cast<std::ptrdiff_t>(i)) values.erase(values.begin() + static_cast<std::ptrdiff_t>(i));

@@ -146,7 +146,7 @@ std::optional<std::vector<double>> Tuner::reference_losses(const nlohmann::json&
   for (int64_t level = 1; level < budget_level; ++level)
     if (const Trial* earlier = find(point, level); earlier && earlier->ok()) return std::nullopt;
   for (const auto& t : trials_)
-    if (t.ok() && t.budget_level == budget_level && !t.losses.empty() && ConvergenceGuard::same_trajectory(t.point, *reference)) return t.losses;
+    if (t.ok() && visible(t) && t.budget_level == budget_level && !t.losses.empty() && ConvergenceGuard::same_trajectory(t.point, *reference)) return t.losses;
   if (!budget_covers(2) && !find(*reference, budget_level)) return std::nullopt;  // the candidate, not yet recorded, and its reference
   try {
     const auto needed = static_cast<int64_t>(options_.guard.reference_windows(windows));
@@ -304,7 +304,7 @@ const Trial* Tuner::latest(const nlohmann::json& point) const {
 }
 
 const Trial* Tuner::best() const {
-  if (race_winner_) return latest(*race_winner_);
+  if (race_winner_ && !evidence(*race_winner_).failed) return latest(*race_winner_);  // (a later process of it may have failed)
   const auto leading = leading_points(1);
   return leading.empty() ? nullptr : latest(leading.front());
 }

@@ -85,9 +85,9 @@ nlohmann::json start_point_for(const SearchSpace& space, const nlohmann::json& b
   nlohmann::json start = nlohmann::json::object();
   for (const auto& axis : space.axes()) {
     const auto wanted = base.value(axis.knob, nlohmann::json());
-    bool found = false;
-    for (const auto& v : axis.values) found |= v == wanted;
-    start[axis.knob] = found ? wanted : axis.values.front();
+    start[axis.knob] = axis.values.front();
+    for (const auto& v : axis.values)
+      if (v == wanted) start[axis.knob] = v;  // the axis's value as the axis writes it (64, not 64.0): one point, one key
   }
   return start;
 }
@@ -262,7 +262,11 @@ class TuneRun {
     TunerOptions options = options_in;
     options.journal_path = dir + "/journal.jsonl";
     nlohmann::json header = journal_header(options, space, trials_.header(base));
-    header["measurement"] = {{"--measure-steps", args_.measure_steps}, {"--trial-cap", args_.trial_cap_s}, {"--memory-limit", memory_limit_bytes(args_)}};
+    // How each trial measured, and the axes' order (a resumed search asks for its points in it).
+    nlohmann::json axes = nlohmann::json::array();
+    for (const auto& axis : space.axes()) axes.push_back(axis.knob);
+    header["measurement"] = {{"--measure-steps", args_.measure_steps}, {"--trial-cap", args_.trial_cap_s}, {"--memory-limit", memory_limit_bytes(args_)},
+                             {"--verify-cap", args_.verify_cap_s}, {"axis order", axes}};
     open_journal(dir, header, args_.resume);
     phase->executor = trials_.executor(base, dir + "/trials", purpose);
     if (time_cap) phase->executor = std::make_unique<CapAskedAtStart>(std::move(phase->executor), [self, time_cap] { return time_cap(*self->tuner); });

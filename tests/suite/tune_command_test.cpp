@@ -19,6 +19,7 @@
 
 #include "fixture_files.h"
 #include "dyno/reports/atomic_file.h"
+#include "test_support.h"
 
 namespace dyno {
 namespace {
@@ -140,6 +141,20 @@ TEST(TuneCommand, KillNineThenResumeLosesAndRepeatsNothing) {
   EXPECT_NE(html.find("Phase breakdown of the best configuration</h2><svg"), std::string::npos) << html;
   EXPECT_EQ(html.find("not available"), std::string::npos) << html;
   std::system(("rm -rf " + dir).c_str());
+}
+
+// The order of the axes is the order a search asks for its points: a resume with the axes given
+// in another order would ask for others, and is refused.
+TEST(TuneCommand, ResumingWithTheAxesInAnotherOrderIsRefused) {
+  auto dir = testing::fresh_dir("tune_axis_order");
+  const std::string common = "tune -w fashion-mlp --set size=tiny --set max_steps=12 --strategy random --trials 2 --no-verify --no-profile -q --out " +
+                             (dir / "run").string();
+  testing::run_dyno(common + " --axis prefetch=1,2 --axis grad_accum_steps=1,2");
+  const auto r = testing::run_dyno(common + " --axis grad_accum_steps=1,2 --axis prefetch=1,2 --resume");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("was made with axis order ["), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"prefetch\",\"grad_accum_steps\"], not ["), std::string::npos) << r.output;
+  testing::remove_tree(dir);
 }
 
 TEST(TuneCommand, AFullDiskStopsTuningWithAClearErrorAndResumeFinishesIt) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dyno/reports/atomic_file.h"
 #include "user_error_matcher.h"
 
 namespace dyno {
@@ -96,6 +97,14 @@ TEST(Journal, OpeningStartsANewJournalWithItsHeaderAndOnlyResumeContinuesOne) {
   other["seed"] = 7;
   const std::string mismatch = error_of([&] { open_journal(dir, other, true); });
   EXPECT_NE(mismatch.find("was made with seed 0, not 7;"), std::string::npos) << mismatch;
+  // A journal killed before its header's newline (empty, or a torn line) holds nothing: it is started anew, resumed or not.
+  for (const std::string torn : {"", R"({"kind": "header", "stra)"}) {
+    for (const bool resume : {false, true}) {
+      write_file_atomically(dir + "/journal.jsonl", torn);
+      open_journal(dir, header, resume);
+      EXPECT_EQ(read_journal(dir + "/journal.jsonl").header, header) << torn << resume;
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -28,6 +28,10 @@ TEST(SearchSpace, ParsesListsAndRanges) {
   EXPECT_EQ(s.find("offset")->values.size(), 4u);
   s.override_axis("shift=-5:-1:+2");
   EXPECT_EQ(s.find("shift")->values, (std::vector<nlohmann::json>{-5, -3, -1}));
+  // A number is kept as its knob's type: 64.0 for an integer knob is 64, 0 for a real one 0.0 (one point, one key).
+  s = SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"batch_size": [32.0, 64.0], "clip_grad_norm": [0, 1]}})"));
+  EXPECT_EQ(nlohmann::json(s.find("batch_size")->values).dump(), "[32,64]");
+  EXPECT_EQ(nlohmann::json(s.find("clip_grad_norm")->values).dump(), "[0.0,1.0]");
 }
 
 TEST(SearchSpace, CommandLineOverrides) {
