@@ -20,6 +20,7 @@
 #include <functional>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/user_error.h"
@@ -58,6 +59,39 @@ pid_t process_group_of(const char* pid) {
   return after && std::sscanf(after + 1, " %*c %*d %d", &group) == 1 ? group : -1;
 }
 
+// This process's children, from /proc/PID/stat's fourth field.
+std::vector<pid_t> children_of_this_process() {
+  std::vector<pid_t> children;
+  const pid_t self = ::getpid();
+  if (DIR* proc = ::opendir("/proc")) {
+    while (const dirent* e = ::readdir(proc)) {
+      if (!std::isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
+      std::FILE* file = std::fopen((std::string("/proc/") + e->d_name + "/stat").c_str(), "re");
+      if (!file) continue;
+      char text[512];
+      const size_t n = std::fread(text, 1, sizeof text - 1, file);
+      std::fclose(file);
+      text[n] = '\0';
+      const char* after = std::strrchr(text, ')');
+      int parent = -1;
+      if (after && std::sscanf(after + 1, " %*c %d", &parent) == 1 && parent == self) children.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+    }
+    ::closedir(proc);
+  }
+  return children;
+}
+
+// What a child left running outside its group, re-parented here (the subreaper): killed and
+// reaped, round by round (a killed process's own children come here next).
+void reap_leftovers() {
+  for (int round = 0; round < 100; ++round) {
+    const auto left = children_of_this_process();
+    if (left.empty()) return;
+    for (const pid_t p : left) ::kill(p, SIGKILL);
+    for (const pid_t p : left) ::waitpid(p, nullptr, 0);
+  }
+}
+
 // Closes the descriptors first..last (close_range, or one by one below 1024 where it is missing).
 void close_descriptors(unsigned first, unsigned last) {
   if (::close_range(first, last, 0) != 0)
@@ -88,6 +122,7 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
   const pid_t parent = ::getpid();
   // Closed by the child's exec (close-on-exec): memory is sampled once it has read end of file, for
   // until then the child's memory is the tuner's, forked.
+  if (options.reap_descendants) ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   int exec_pipe[2] = {-1, -1};
   if (options.measure_memory && ::pipe2(exec_pipe, O_CLOEXEC) != 0) exec_pipe[0] = exec_pipe[1] = -1;
   const auto start = Clock::now();
@@ -187,6 +222,7 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (exec_pipe[0] >= 0) ::close(exec_pipe[0]);
+  if (options.reap_descendants) reap_leftovers();
   result.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();
   result.peak_rss_bytes = options.measure_memory ? peak_memory : static_cast<int64_t>(usage.ru_maxrss) * 1024;
   if (WIFSIGNALED(status)) {

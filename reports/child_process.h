@@ -40,6 +40,10 @@ struct ChildOptions {
   // workers counted once), and the child's own peak since it executed. (A process that left the
   // group, as a new session, is not counted.)
   bool measure_memory = false;
+  // Makes this process its descendants' subreaper: what the child started in a session or group of
+  // its own (torchrun's ranks) and left running is killed and reaped once the child has ended, as
+  // its group is. For a caller with one child at a time (another child's descendants would go too).
+  bool reap_descendants = false;
 };
 
 ChildResult run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,

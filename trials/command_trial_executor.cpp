@@ -160,7 +160,8 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   ChildOptions child_options;
   child_options.environment = env;
   child_options.should_stop = should_stop;
-  child_options.measure_memory = true;  // the program's own figure is not known; what it and its workers held is
+  child_options.measure_memory = true;
+  child_options.reap_descendants = true;  // torchrun starts each rank in a session of its own  // the program's own figure is not known; what it and its workers held is
   ChildResult child;
   ProgramReport report;
   const double hang_limit = hang_limit_s(options_.timeout_s, to_target ? 1 : request.units);

@@ -129,6 +129,14 @@ TEST_F(CommandTrials, AWrapperShellsExitStatusOfASignalIsThatSignal) {
   EXPECT_EQ(t.reason.find("killed by signal"), std::string::npos) << t.reason;
 }
 
+// What a program started in a session of its own (torchrun's ranks) goes with the trial too.
+TEST_F(CommandTrials, AProcessTheProgramStartedInItsOwnSessionEndsWithTheTrial) {
+  const std::string marker = "41.4" + std::to_string(::getpid() % 1000);
+  Trial t = run(program("setsid sleep " + marker + " &\nsleep 0.2\n" + kWindows, {"64", "20"}), {{"batch_size", 64}});
+  EXPECT_EQ(t.outcome, Outcome::Ok) << t.reason;
+  EXPECT_NE(std::system(("pgrep -f '[s]leep " + marker + "' > /dev/null").c_str()), 0) << "a process of the trial outlived it";
+}
+
 // A trial's program inherits only the standard streams: a descriptor the tuner holds (a CI job's
 // output pipe) is not kept open by what a trial leaves behind.
 TEST_F(CommandTrials, AProgramInheritsOnlyTheStandardStreams) {
