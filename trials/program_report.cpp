@@ -78,17 +78,37 @@ double number_field(const nlohmann::json& line, const char* field, const std::st
 
 }  // namespace
 
+namespace {
+// Parses `text`, the report's bytes from `report.bytes` on, into `report`.
+void parse_lines(ProgramReport& report, const std::string& text, const std::string& path, double seen_s, const ProgramReport* previous, bool ended);
+}  // namespace
+
 ProgramReport read_program_report(const std::string& path, double seen_s, const ProgramReport* previous, bool ended) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
+  // The lines the last read parsed are not parsed again (a program writing a window a step makes a
+  // long report, read every 50 ms): only what was written since, unless the file is now shorter.
+  in.seekg(0, std::ios::end);
+  const bool since = previous && previous->bytes > 0 && in && static_cast<size_t>(in.tellg()) >= previous->bytes;
+  in.clear();
+  in.seekg(since ? static_cast<std::streamoff>(previous->bytes) : 0);
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return parse_program_report(buffer.str(), path, seen_s, previous, ended);
+  ProgramReport report = since ? *previous : ProgramReport{};
+  parse_lines(report, buffer.str(), path, seen_s, previous, ended);
+  return report;
 }
 
 ProgramReport parse_program_report(const std::string& text, const std::string& path, double seen_s, const ProgramReport* previous, bool ended) {
   ProgramReport report;
-  size_t start = 0, number = 0;
+  parse_lines(report, text, path, seen_s, previous, ended);
+  return report;
+}
+
+namespace {
+
+void parse_lines(ProgramReport& report, const std::string& text, const std::string& path, double seen_s, const ProgramReport* previous, bool ended) {
+  size_t start = 0, number = report.line_number;
   while (start < text.size()) {
     size_t newline = text.find('\n', start);
     // Without its newline a line is torn (still being written, or cut off by a kill), unless the
@@ -96,8 +116,9 @@ ProgramReport parse_program_report(const std::string& text, const std::string& p
     if (newline == std::string::npos && (!ended || !nlohmann::json::accept(quote_non_finite(text.substr(start))))) break;
     if (newline == std::string::npos) newline = text.size();
     const std::string line = text.substr(start, newline - start);
+    report.bytes += std::min(newline + 1, text.size()) - start;
     start = newline + 1;
-    ++number;
+    report.line_number = ++number;
     const std::string where = path + " line " + std::to_string(number);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     nlohmann::json j;
@@ -144,7 +165,8 @@ ProgramReport parse_program_report(const std::string& text, const std::string& p
       throw UserError("report", where + ": event '" + event + "' is not one of knobs, window, eval, done");
     }
   }
-  return report;
 }
+
+}  // namespace
 
 }  // namespace dyno

@@ -41,12 +41,14 @@ struct ProgramReport {
   std::vector<ReportEvaluation> evaluations;
   bool done = false;
   size_t lines = 0;  // complete lines read
+  size_t line_number = 0, bytes = 0;  // where the read stopped: the lines (blank ones too) and bytes it parsed
 
   bool empty() const { return lines == 0; }
 };
 
 // Reads the report at `path` (a missing file is an empty report). `seen_s` stamps evaluations
-// read for the first time; `previous` (the last read of the same file) keeps their stamps.
+// read for the first time; `previous` (the last read of the same file) keeps their stamps, and
+// its lines are not parsed again.
 // Throws UserError("report", "<path> line N: ...") for a line that breaks the protocol. A last line
 // without its newline is still being written (or was cut off by a kill) and is left out, unless
 // `ended` (the program exited on its own, so what it wrote is all it will write) and it is whole JSON.

@@ -87,6 +87,27 @@ TEST(ProgramReport, AMissingFileIsAnEmptyReport) {
   EXPECT_TRUE(r.applied.is_null());
 }
 
+// A read given the last read of the file parses only what was written since (its lines stay as
+// they were read), and names lines by their number in the whole file.
+TEST(ProgramReport, AReadAfterAnotherParsesOnlyWhatWasWrittenSince) {
+  const std::string first = R"({"event": "window", "items": 100, "seconds": 0.5})" "\n" R"({"event": "eval", "value": 0.5})" "\n";
+  const std::string path = report_file(first);
+  const ProgramReport before = read_program_report(path, 1.0);
+  ASSERT_EQ(before.windows.size(), 1u);
+  // The parsed part overwritten (same length): not read again.
+  const std::string window = R"({"event": "window", "items": 200, "seconds": 0.5})" "\n";
+  write_file_atomically(path, std::string(first.size() - 1, 'x') + "\n" + window);
+  const ProgramReport after = read_program_report(path, 2.0, &before);
+  ASSERT_EQ(after.windows.size(), 2u);
+  EXPECT_DOUBLE_EQ(after.windows[1].items, 200);
+  EXPECT_DOUBLE_EQ(after.evaluations.at(0).seen_s, 1.0);
+  write_file_atomically(path, std::string(first.size() - 1, 'x') + "\n" + window + "not json\n");
+  EXPECT_ERROR_HAS([&] { read_program_report(path, 3.0, &after); }, "line 4: not a JSON object: not json");
+  // A file now shorter than what was read is read whole.
+  write_file_atomically(path, window);
+  EXPECT_EQ(read_program_report(path, 3.0, &after).windows.size(), 1u);
+}
+
 TEST(ProgramReport, ALineThatBreaksTheProtocolNamesTheLine) {
   const std::string ok = R"({"event": "done"})" "\n";
   EXPECT_ERROR_HAS([&] { read_program_report(report_file(ok + "not json\n" + ok)); }, "line 2: not a JSON object: not json");
