@@ -330,6 +330,10 @@ void TrainingRun::train() {
         step();
         if (profiler_ && profiler_->running() && step_ - first_step_ >= measure_from_) stop_profile();
         if (step_ % config_.log_every_steps == 0 && !(stop_reason_ = log_point()).empty()) break;
+        if (distributed_ && config_.time_limit_s > 0) {
+          const int64_t done = step_ - first_step_;
+          if ((done & (done - 1)) == 0 || step_ % config_.log_every_steps == 0) plan_time_limit();  // steps 1, 2, 4... and log points
+        }
         // (An evaluation at this step comes before the state saved at it, which then holds it.)
         if (config_.eval_every_steps > 0 && step_ % config_.eval_every_steps == 0) stop_reason_ = evaluation();
         if (config_.save_every_steps > 0 && step_ % config_.save_every_steps == 0) {
@@ -382,8 +386,10 @@ void TrainingRun::train() {
 
 std::string TrainingRun::stop_before_step() {
   if (config_.max_steps > 0 && step_ >= config_.max_steps) return "max_steps";
-  // Time is not the same on every rank: with several ranks the decision is collective, at log points.
+  // Time is not the same on every rank: with several ranks the decision is collective, at log
+  // points, and between them the step plan_time_limit last planned.
   if (config_.time_limit_s > 0 && !distributed_ && elapsed_s() >= config_.time_limit_s) return "time_limit";
+  if (time_limit_step_ > 0 && step_ >= time_limit_step_) return "time_limit";
   return "";
 }
 
@@ -503,6 +509,18 @@ void TrainingRun::stop_profile() {
   // The first measurement window starts now, not before the trace was written.
   window_start_ = Clock::now();
   window_items_ = 0;
+}
+
+// Data parallel: the step the time limit falls in, at the pace so far, as rank 0 sees it; every
+// rank stops before it (time is not the same on every rank, and the next log point may be far).
+void TrainingRun::plan_time_limit() {
+  const double spent_s = elapsed_s() - elapsed_before_s_;
+  const int64_t done = step_ - first_step_;
+  double planned = 0;
+  if (distributed_->rank() == 0 && spent_s > 0 && done > 0)
+    planned = std::max(static_cast<double>(step_),
+                       static_cast<double>(step_) + std::floor((config_.time_limit_s - elapsed_s()) * static_cast<double>(done) / spent_s));
+  time_limit_step_ = static_cast<int64_t>(distributed_->sum({planned})[0]);
 }
 
 std::string TrainingRun::log_point() {

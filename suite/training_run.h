@@ -60,6 +60,7 @@ class TrainingRun {
   std::string stop_before_step();
   void step();
   std::string log_point();
+  void plan_time_limit();
   std::string evaluation();
   void save_state(int64_t epoch, int64_t batch_in_epoch);
   // The settings that place a saved position in the data, as JSON (TrainingProgress::data_position).
@@ -95,6 +96,7 @@ class TrainingRun {
   int64_t measure_from_ = 0;
   double elapsed_before_s_ = 0;  // training time before a resume
   std::string stop_reason_;
+  int64_t time_limit_step_ = 0;  // data parallel: the step all ranks stop before at time_limit_s (0: none planned)
 
   // What it has measured.
   Clock::time_point start_, window_start_;

@@ -180,6 +180,20 @@ TEST(Ddp, ARankHungAtTheFirstStepFailsTheOthersWithinTheTimeout) {
   testing::remove_tree(dir);
 }
 
+// time_limit_s holds between log points too: every rank stops before the step rank 0 expects the
+// limit to fall in (planned at steps 1, 2, 4... and at log points).
+TEST(Ddp, ATimeLimitStopsEveryRankBetweenLogPoints) {
+  auto dir = testing::fresh_dir("ddp_time_limit");
+  auto r = testing::run_dyno("launch --nproc 2 -- dyno train -w fashion-mlp --no-progress --set size=tiny threads=1 time_limit_s=1 data_delay_ms=100 "
+                             "log_every_steps=1000 max_steps=60 --out " + (dir / "r.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto summary = nlohmann::json::parse(read_file((dir / "r.json").string()))["summary"];
+  EXPECT_EQ(summary["stop_reason"], "time_limit");
+  EXPECT_LT(summary["steps"].get<int64_t>(), 30);  // 60 steps take 6 s
+  EXPECT_LT(summary["wall_time_s"].get<double>(), 2.5);
+  testing::remove_tree(dir);
+}
+
 // A rank whose run ended not ok (exit 3) stops no other: rank 0 is still writing the report.
 TEST(Ddp, ARankEndingNotOkStopsNoOtherRank) {
   auto r = testing::run_dyno("launch --nproc 2 -- sh -c 'if [ \"$RANK\" = 1 ]; then exit 3; fi; sleep 1; echo rank 0 wrote its report'");
