@@ -526,15 +526,21 @@ void TrainingRun::plan_time_limit() {
 std::string TrainingRun::log_point() {
   backend_->synchronize();
   phases_->collect();
-  const double mean_loss = (loss_sum_ / static_cast<double>(std::max<int64_t>(loss_count_, 1))).item<double>();
+  // The job's mean over the interval (every rank's share of the batch, not rank 0's alone), and
+  // NaN on any rank is NaN here: the divergence check below needs no collective of its own.
+  double loss_sum = loss_sum_.item<double>(), loss_count = static_cast<double>(loss_count_);
+  if (distributed_) {
+    const auto job = distributed_->sum({loss_sum, loss_count});
+    loss_sum = job[0];
+    loss_count = job[1];
+  }
+  const double mean_loss = loss_sum / std::max(loss_count, 1.0);
   loss_sum_.zero_();
   loss_count_ = 0;
   const double epoch_position = static_cast<double>(step_) / static_cast<double>(steps_per_epoch_);
   report_.loss_curve.push_back({step_, epoch_position, elapsed_s(), mean_loss});
   report_.lr_curve.push_back({step_, epoch_position, elapsed_s(), schedule_.at(step_ - 1)});  // the last step's rate (step() set it at step_ - 1)
-  bool diverged = !std::isfinite(mean_loss);
-  if (distributed_) diverged = distributed_->any(diverged);
-  if (diverged) {
+  if (!std::isfinite(mean_loss)) {
     report_.outcome = Outcome::Diverged;
     report_.outcome_reason = "training loss became " + std::to_string(mean_loss) + " at step " + std::to_string(step_);
     return "diverged";

@@ -66,6 +66,10 @@ TEST(Ddp, TwoRanksOfBatchBMatchOneRankOfBatchTwoB) {
   // The ranks evaluate a share each of the whole set, summed: the single process's figure.
   const auto single_report = nlohmann::json::parse(read_file((dir / "single.json").string()));
   EXPECT_NEAR(report["summary"]["final_metric"]["value"].get<double>(), single_report["summary"]["final_metric"]["value"].get<double>(), 2.5e-3);
+  // The loss curve is the job's (both ranks' halves of each batch), as the single process's.
+  ASSERT_EQ(report["curves"]["loss"].size(), single_report["curves"]["loss"].size());
+  for (size_t i = 0; i < report["curves"]["loss"].size(); ++i)
+    EXPECT_NEAR(report["curves"]["loss"][i]["value"].get<double>(), single_report["curves"]["loss"][i]["value"].get<double>(), 1e-4) << i;
   EXPECT_EQ(report["world_size"], 2);
   EXPECT_EQ(report["ranks"].size(), 2u);
   EXPECT_EQ(report["config"]["ddp.world_size"], 2);
