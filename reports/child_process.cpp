@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <set>
 #include <functional>
 #include <stdexcept>
 #include <thread>
@@ -46,17 +48,48 @@ int64_t proc_kb(const std::string& path, const char* name) {
   return kb * 1024;
 }
 
-// The process group of a process (/proc/PID/stat's fifth field, after the command's parentheses).
-pid_t process_group_of(const char* pid) {
+// A process's parent and group (/proc/PID/stat's fourth and fifth fields, after the command's parentheses).
+bool parent_and_group_of(const char* pid, pid_t& parent, pid_t& group) {
   std::FILE* file = std::fopen((std::string("/proc/") + pid + "/stat").c_str(), "re");
-  if (!file) return -1;
+  if (!file) return false;
   char text[512];
   const size_t n = std::fread(text, 1, sizeof text - 1, file);
   std::fclose(file);
   text[n] = '\0';
   const char* after = std::strrchr(text, ')');
-  int group = -1;
-  return after && std::sscanf(after + 1, " %*c %*d %d", &group) == 1 ? group : -1;
+  int p = -1, g = -1;
+  if (!after || std::sscanf(after + 1, " %*c %d %d", &p, &g) != 2) return false;
+  parent = p;
+  group = g;
+  return true;
+}
+
+// The memory a child and what it started hold now (ChildOptions::measure_memory): its process group
+// and every descendant of it outside the group (torchrun's ranks, each in a session of its own).
+int64_t group_memory_bytes(pid_t group) {
+  std::map<pid_t, pid_t> parent_of;
+  std::set<pid_t> counted;
+  if (DIR* proc = ::opendir("/proc")) {
+    while (const dirent* e = ::readdir(proc)) {
+      pid_t parent = -1, its_group = -1;
+      if (!std::isdigit(static_cast<unsigned char>(e->d_name[0])) || !parent_and_group_of(e->d_name, parent, its_group)) continue;
+      const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+      parent_of[pid] = parent;
+      if (its_group == group) counted.insert(pid);
+    }
+    ::closedir(proc);
+  }
+  for (const auto& [pid, parent] : parent_of) {  // descendants: a chain of parents that reaches the child
+    pid_t up = parent;
+    for (int depth = 0; depth < 64 && up > 1 && !counted.count(pid); ++depth) {
+      if (up == group) counted.insert(pid);
+      const auto next = parent_of.find(up);
+      up = next == parent_of.end() ? 0 : next->second;
+    }
+  }
+  int64_t total = 0;
+  for (const pid_t pid : counted) total += proc_kb("/proc/" + std::to_string(pid) + "/smaps_rollup", "Pss:");
+  return std::max(total, proc_kb("/proc/" + std::to_string(group) + "/status", "VmHWM:"));
 }
 
 // This process's children, from /proc/PID/stat's fourth field.
@@ -65,16 +98,9 @@ std::vector<pid_t> children_of_this_process() {
   const pid_t self = ::getpid();
   if (DIR* proc = ::opendir("/proc")) {
     while (const dirent* e = ::readdir(proc)) {
-      if (!std::isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
-      std::FILE* file = std::fopen((std::string("/proc/") + e->d_name + "/stat").c_str(), "re");
-      if (!file) continue;
-      char text[512];
-      const size_t n = std::fread(text, 1, sizeof text - 1, file);
-      std::fclose(file);
-      text[n] = '\0';
-      const char* after = std::strrchr(text, ')');
-      int parent = -1;
-      if (after && std::sscanf(after + 1, " %*c %d", &parent) == 1 && parent == self) children.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+      pid_t parent = -1, group = -1;
+      if (std::isdigit(static_cast<unsigned char>(e->d_name[0])) && parent_and_group_of(e->d_name, parent, group) && parent == self)
+        children.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
     }
     ::closedir(proc);
   }
@@ -98,18 +124,6 @@ void close_descriptors(unsigned first, unsigned last) {
     for (unsigned fd = first; fd <= std::min(last, 1023u); ++fd) ::close(static_cast<int>(fd));
 }
 
-// The memory a process group holds now (ChildOptions::measure_memory).
-int64_t group_memory_bytes(pid_t group) {
-  int64_t total = 0;
-  if (DIR* proc = ::opendir("/proc")) {
-    while (const dirent* e = ::readdir(proc))
-      if (std::isdigit(static_cast<unsigned char>(e->d_name[0])) && process_group_of(e->d_name) == group)
-        total += proc_kb(std::string("/proc/") + e->d_name + "/smaps_rollup", "Pss:");
-    ::closedir(proc);
-  }
-  return std::max(total, proc_kb("/proc/" + std::to_string(group) + "/status", "VmHWM:"));
-}
-
 }  // namespace
 
 ChildResult run_child(const std::vector<std::string>& args, const std::string& log_path, double timeout_s,
@@ -127,7 +141,12 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
   if (options.measure_memory && ::pipe2(exec_pipe, O_CLOEXEC) != 0) exec_pipe[0] = exec_pipe[1] = -1;
   const auto start = Clock::now();
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid < 0) {
+    const int err = errno;
+    for (const int fd : exec_pipe)
+      if (fd >= 0) ::close(fd);
+    throw std::runtime_error(std::string("fork failed: ") + std::strerror(err));
+  }
   if (pid == 0) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -189,6 +208,7 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
       ::kill(-pid, SIGKILL);  // what it left running still goes
       if (exec_pipe[0] >= 0) ::close(exec_pipe[0]);
       result.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();
+      if (options.reap_descendants) reap_leftovers();
       return result;  // exit_code -1
     }
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
@@ -222,8 +242,8 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (exec_pipe[0] >= 0) ::close(exec_pipe[0]);
+  result.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();  // (what the child left is not its time)
   if (options.reap_descendants) reap_leftovers();
-  result.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();
   result.peak_rss_bytes = options.measure_memory ? peak_memory : static_cast<int64_t>(usage.ru_maxrss) * 1024;
   if (WIFSIGNALED(status)) {
     result.signaled = true;

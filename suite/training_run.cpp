@@ -389,7 +389,10 @@ std::string TrainingRun::stop_before_step() {
   // Time is not the same on every rank: with several ranks the decision is collective, at log
   // points, and between them the step plan_time_limit last planned.
   if (config_.time_limit_s > 0 && !distributed_ && elapsed_s() >= config_.time_limit_s) return "time_limit";
-  if (time_limit_step_ > 0 && step_ >= time_limit_step_) return "time_limit";
+  if (time_limit_step_ > 0 && step_ >= time_limit_step_) {  // the planned check: together, on rank 0's clock
+    if (distributed_->any(distributed_->rank() == 0 && elapsed_s() >= config_.time_limit_s)) return "time_limit";
+    plan_time_limit();
+  }
   return "";
 }
 
@@ -511,16 +514,19 @@ void TrainingRun::stop_profile() {
   window_items_ = 0;
 }
 
-// Data parallel: the step the time limit falls in, at the pace so far, as rank 0 sees it; every
-// rank stops before it (time is not the same on every rank, and the next log point may be far).
+// Data parallel: the step the time limit falls in, at the pace since the last plan, as rank 0 sees
+// it; at that step every rank checks the limit together on rank 0's clock, and plans again (time
+// is not the same on every rank, and the next log point may be far).
 void TrainingRun::plan_time_limit() {
-  const double spent_s = elapsed_s() - elapsed_before_s_;
-  const int64_t done = step_ - first_step_;
+  // The pace since the last plan (a slow first step, as a device's set-up, does not count twice).
+  const double now_s = elapsed_s(), spent_s = now_s - (planned_at_step_ > 0 ? planned_at_s_ : elapsed_before_s_);
+  const int64_t done = step_ - (planned_at_step_ > 0 ? planned_at_step_ : first_step_);
   double planned = 0;
   if (distributed_->rank() == 0 && spent_s > 0 && done > 0)
-    planned = std::max(static_cast<double>(step_),
-                       static_cast<double>(step_) + std::floor((config_.time_limit_s - elapsed_s()) * static_cast<double>(done) / spent_s));
+    planned = static_cast<double>(step_) + std::max(1.0, std::floor((config_.time_limit_s - now_s) * static_cast<double>(done) / spent_s));
   time_limit_step_ = static_cast<int64_t>(distributed_->sum({planned})[0]);
+  planned_at_step_ = step_;
+  planned_at_s_ = now_s;
 }
 
 std::string TrainingRun::log_point() {

@@ -96,7 +96,9 @@ class TrainingRun {
   int64_t measure_from_ = 0;
   double elapsed_before_s_ = 0;  // training time before a resume
   std::string stop_reason_;
-  int64_t time_limit_step_ = 0;  // data parallel: the step all ranks stop before at time_limit_s (0: none planned)
+  int64_t time_limit_step_ = 0;  // data parallel: the step all ranks check time_limit_s at (0: none planned)
+  int64_t planned_at_step_ = 0;  // and the step and elapsed time of the plan that set it
+  double planned_at_s_ = 0;
 
   // What it has measured.
   Clock::time_point start_, window_start_;

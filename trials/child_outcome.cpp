@@ -7,16 +7,10 @@
 
 namespace dyno {
 
-namespace {
-
-// An exit status of 128 + a signal that kills (SIGABRT, SIGSEGV, SIGKILL...): a shell's report of
-// the program it ran.
-bool shell_signal(const ChildResult& child) {
-  const int sig = child.exit_code - 128;
-  return !child.signaled && (sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGKILL);
+int signal_of_shell_status(int exit_code) {
+  const int sig = exit_code - 128;
+  return sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGKILL ? sig : 0;
 }
-
-}  // namespace
 
 bool record_abnormal_end(Trial& trial, const ChildResult& child, double timeout_s) {
   if (child.interrupted) {
@@ -25,12 +19,11 @@ bool record_abnormal_end(Trial& trial, const ChildResult& child, double timeout_
   } else if (child.timed_out) {
     trial.outcome = Outcome::Timeout;
     trial.reason = "no result within " + std::to_string(static_cast<int>(timeout_s)) + " s; killed";
-  } else if ((child.signaled || shell_signal(child)) && !child.stopped) {
-    // A shell that ran the program (a wrapper script) exits 128 + the signal that killed it.
-    const int sig = child.signaled ? child.signal : child.exit_code - 128;
+  } else if (child.signaled && !child.stopped) {
+    const int sig = child.signal;
     trial.outcome = sig == SIGABRT ? Outcome::Aborted : Outcome::Crashed;
-    trial.reason = std::string(child.signaled ? "killed by signal " : "exit status " + std::to_string(child.exit_code) + ": a process it ran was killed by signal ") +
-                   std::to_string(sig) + " (" + ::strsignal(sig) + ")" + (sig == SIGKILL ? "; often the kernel's out-of-memory killer" : "");
+    trial.reason = std::string("killed by signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")" +
+                   (sig == SIGKILL ? "; often the kernel's out-of-memory killer" : "");
   } else {
     return false;
   }

@@ -13,6 +13,11 @@ namespace dyno {
 // the process exited by itself (or was stopped), and the trial is untouched.
 bool record_abnormal_end(Trial& trial, const ChildResult& child, double timeout_s);
 
+// The signal an exit status of 128 + a killing signal (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+// SIGKILL) stands for, as a shell reports what killed the program it ran (a wrapper script); 0 for
+// another status.
+int signal_of_shell_status(int exit_code);
+
 // How long a trial's process may run before it is killed as hung: `timeout_s` (--trial-timeout)
 // for each of the units it measures (a budget level's cap grows with its units, and so does this).
 inline double hang_limit_s(double timeout_s, int64_t units) { return timeout_s * static_cast<double>(units > 1 ? units : 1); }

@@ -1,11 +1,13 @@
 #include "dyno/trials/command_trial_executor.h"
 
+#include <signal.h>
 #include <sys/statvfs.h>
 #include <sys/time.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -160,8 +162,8 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   ChildOptions child_options;
   child_options.environment = env;
   child_options.should_stop = should_stop;
-  child_options.measure_memory = true;
-  child_options.reap_descendants = true;  // torchrun starts each rank in a session of its own  // the program's own figure is not known; what it and its workers held is
+  child_options.measure_memory = true;     // the program's own figure is not known; what it and its workers held is
+  child_options.reap_descendants = true;  // torchrun starts each rank in a session of its own
   ChildResult child;
   ProgramReport report;
   const double hang_limit = hang_limit_s(options_.timeout_s, to_target ? 1 : request.units);
@@ -195,8 +197,14 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
                                    last.find("Disk quota exceeded") != std::string::npos;
     if (says_out_of_space && short_of_room(dir)) throw OutOfSpace("tune", "the program ran out of space: " + last);
     const bool oom = last.find("out of memory") != std::string::npos || last.find("MemoryError") != std::string::npos;
-    trial.outcome = oom ? Outcome::Oom : Outcome::Crashed;
-    trial.reason = "exit status " + std::to_string(child.exit_code) + " (log: " + log_path + "): " + last;
+    // A wrapper shell's 128 + the signal that killed what it ran (after the log's own words, which say more).
+    const int sig = oom ? 0 : signal_of_shell_status(child.exit_code);
+    trial.outcome = oom ? Outcome::Oom : sig == SIGABRT ? Outcome::Aborted : Outcome::Crashed;
+    trial.reason = "exit status " + std::to_string(child.exit_code) +
+                   (sig ? std::string(", a process it ran killed by signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")" +
+                              (sig == SIGKILL ? ", often the kernel's out-of-memory killer" : "")
+                        : std::string()) +
+                   " (log: " + log_path + "): " + last;
     return trial;
   }
 

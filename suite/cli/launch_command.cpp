@@ -141,7 +141,8 @@ int run_launch(const LaunchArgs& a) {
                omp_threads.empty() ? "" : (", OMP_NUM_THREADS=" + omp_threads + " each (" + std::to_string(usable_cores()) + " cores)").c_str());
 
   int result = 0;
-  bool ended_not_ok = false;
+  bool ended_not_ok = false;  // a rank ended with exit 3: the others end likewise within --grace, or are stopped
+  std::chrono::steady_clock::time_point not_ok_since{};
   int failed_rank = -1, failed_code = 0;
   std::string how;           // how failed_rank ended
   std::string still_running;  // the ranks still running when the first failed
@@ -172,6 +173,7 @@ int run_launch(const LaunchArgs& a) {
           // A run that ended and was not ok (exit 3: diverged, a target missed) failed no peer: each
           // ends so on its own, and rank 0 is still writing the job's report.
           if (code == kExitRunNotOk && !stopped_here) {
+            if (!ended_not_ok) not_ok_since = std::chrono::steady_clock::now();
             ended_not_ok = true;
             continue;
           }
@@ -199,6 +201,13 @@ int run_launch(const LaunchArgs& a) {
       stopping = true;
       if (result == 0) result = 128 + g_forward_signal;
       kill_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(a.grace_s * 1000));
+    }
+    // A rank that ran out of memory ends with 3 too, and its peers wait for it in a collective.
+    const auto grace = std::chrono::milliseconds(static_cast<int64_t>(a.grace_s * 1000));
+    if (ended_not_ok && !stopping && std::chrono::steady_clock::now() > not_ok_since + grace) {
+      stopping = true;
+      stop_all(SIGTERM);
+      kill_deadline = std::chrono::steady_clock::now() + grace;
     }
     if (stopping && std::chrono::steady_clock::now() > kill_deadline) stop_all(SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -204,6 +204,11 @@ TEST(Ddp, ARankEndingNotOkStopsNoOtherRank) {
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("rank 0 wrote its report"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("failed"), std::string::npos) << r.output;
+  // One whose peers wait on (for a rank that ran out of memory) has them stopped after --grace.
+  const auto started = std::chrono::steady_clock::now();
+  r = testing::run_dyno("launch --nproc 2 --grace 1 -- sh -c 'if [ \"$RANK\" = 1 ]; then exit 3; fi; exec sleep 30'");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 10) << r.output;
 }
 
 // Inside a torchrun job (dyno tune under one), its agent store is not this launcher's ranks'.

@@ -121,12 +121,15 @@ TEST_F(CommandTrials, ACrashAHangAndAnOutOfMemoryAreOutcomes) {
 TEST_F(CommandTrials, AWrapperShellsExitStatusOfASignalIsThatSignal) {
   Trial t = run(program("sh -c 'kill -ABRT $$'\nexit $?\n"), {});
   EXPECT_EQ(t.outcome, Outcome::Aborted) << t.reason;
-  EXPECT_NE(t.reason.find("exit status 134: a process it ran was killed by signal 6"), std::string::npos) << t.reason;
+  EXPECT_NE(t.reason.find("exit status 134, a process it ran killed by signal 6 (Aborted) (log: "), std::string::npos) << t.reason;
   t = run(program("sh -c 'kill -KILL $$'\nexit $?\n"), {});
   EXPECT_EQ(t.outcome, Outcome::Crashed) << t.reason;
   EXPECT_NE(t.reason.find("often the kernel's out-of-memory killer"), std::string::npos) << t.reason;
   t = run(program("exit 130\n"), {});  // an interrupt is not a crash of that kind: the program's own exit
   EXPECT_EQ(t.reason.find("killed by signal"), std::string::npos) << t.reason;
+  // What the log says comes first: a C++ terminate after running out of memory aborts, and is oom.
+  t = run(program("echo 'RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB' >&2; sh -c 'kill -ABRT $$'\nexit $?\n"), {});
+  EXPECT_EQ(t.outcome, Outcome::Oom) << t.reason;
 }
 
 // What a program started in a session of its own (torchrun's ranks) goes with the trial too.
@@ -265,6 +268,11 @@ TEST_F(CommandTrials, ThePeakIsTheProgramsAndItsWorkersNotTheTunersOwn) {
                      {{"batch_size", 64}});
   ASSERT_EQ(worker.outcome, Outcome::Ok) << worker.reason;
   EXPECT_GT(worker.peak_memory_bytes, 60ll * 1000 * 1000);
+  // And one in a session of its own (as torchrun starts its ranks), a descendant all the same.
+  Trial rank = run(program(std::string("setsid sh -c 'x=$(head -c 60000000 /dev/zero | tr \"\\0\" a); sleep 3' &\nsleep 1.5\n") + kWindows, {"64", "20"}),
+                   {{"batch_size", 64}});
+  ASSERT_EQ(rank.outcome, Outcome::Ok) << rank.reason;
+  EXPECT_GT(rank.peak_memory_bytes, 60ll * 1000 * 1000);
 }
 
 TEST_F(CommandTrials, APeakAboveTheMemoryLimitIsOutOfMemoryUnderEitherObjective) {
