@@ -30,6 +30,10 @@ Tuner::Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& execu
     : space_(std::move(space)), start_point_(std::move(start_point)), executor_(executor), options_(std::move(options)) {
   if (!options_.resume) return;
   for (auto& t : read_journal(options_.journal_path).trials) {
+    const bool searched = t.key == trial_key(t.point, t.budget_level);  // a search's trial, not a verification's
+    for (auto item : t.point.items())  // its numbers as the axes write them (an older journal's 64.0 is 64)
+      if (const auto* axis = searched ? space_.find(item.key()) : nullptr) for (const auto& v : axis->values) if (v == item.value()) item.value() = v;
+    if (searched) t.key = trial_key(t.point, t.budget_level);
     by_key_[t.key] = trials_.size();
     trials_.push_back(std::move(t));
     replayed_.push_back(false);

@@ -1,6 +1,8 @@
 #include "dyno/tuner/tuner.h"
 
 #include <fstream>
+#include <iterator>
+#include <regex>
 #include <map>
 #include <memory>
 #include <functional>
@@ -242,6 +244,29 @@ TEST(Tuner, ResumeFromTheJournalRepeatsNothingAndLosesNothing) {
   resumed.run();
   EXPECT_EQ(second.executions, 3);  // exactly the trials that were lost
   EXPECT_EQ(resumed.executed_trials(), total);
+  EXPECT_EQ(resumed.best()->point, complete.best()->point);
+  std::remove(journal.c_str());
+}
+
+// A journal of an older dyno wrote an integer knob's values as given (64.0 from a space file): its
+// trials are the same points as the axes' 64, and are replayed, not run again.
+TEST(Tuner, AResumedSearchReadsAJournalsNumbersAsItsAxesWriteThem) {
+  const std::string journal = temp_journal("resume_numbers");
+  TunerOptions options;
+  options.strategy = "staged";
+  options.journal_path = journal;
+  testing::SyntheticExecutor first;
+  Tuner complete(testing::synthetic_space(), start(), first, options);
+  complete.run();
+  std::ifstream in(journal);
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  // (In the points, and in the keys, whose quotes are escaped.)
+  write_file_atomically(journal, std::regex_replace(text, std::regex(R"re((\?"batch_size\?":)([0-9]+))re"), "$1$2.0"));
+  options.resume = true;
+  testing::SyntheticExecutor second;
+  Tuner resumed(testing::synthetic_space(), start(), second, options);
+  resumed.run();
+  EXPECT_EQ(second.executions, 0);
   EXPECT_EQ(resumed.best()->point, complete.best()->point);
   std::remove(journal.c_str());
 }
