@@ -14,8 +14,11 @@ window, and again for any read later): a knob it never reads is not acknowledged
 refuses that trial, so a knob the program ignores never wins. Outside dyno (no DYNO_REPORT in the
 environment) reporting does nothing, so the same script runs on its own, with the defaults or with
 the DYNO_KNOB_<NAME> variables set, as `sh best-config.sh` runs the tuned configuration. Only rank
-0 (RANK, else SLURM_PROCID, unset or 0) writes, for the job: a step's items count once per rank
-(WORLD_SIZE, else SLURM_STEP_NUM_TASKS).
+0 (torch.distributed's once it is set up, else RANK, else SLURM_PROCID, unset or 0) writes, for the
+job: a step's items count once per rank (WORLD_SIZE, else SLURM_STEP_NUM_TASKS). Reading a knob
+(knobs["x"], knobs.get("x"), dict(knobs), f(**knobs)) is what acknowledges it: those read before the
+first window or evaluation in one knobs line with it, one read later at once. ddp.world_size is acknowledged when it is the job's count of
+ranks.
 """
 
 import json
@@ -36,16 +39,27 @@ class Knobs(dict):
         self.read = set()
 
     def __getitem__(self, name):
-        self.read.add(name)
+        self._note(name)
         if not super().__contains__(name) and environment_name(name) in os.environ:
             return _typed(environment_name(name), os.environ[environment_name(name)], None)
         return super().__getitem__(name)
 
     def get(self, name, default=None):
-        self.read.add(name)
+        self._note(name)
         if not super().__contains__(name) and environment_name(name) in os.environ:
             return _typed(environment_name(name), os.environ[environment_name(name)], default)
         return super().get(name, default)
+
+    def __iter__(self):
+        # Not dict's own iteration: dict(knobs) and f(**knobs) then read each knob through
+        # __getitem__, and so acknowledge it.
+        return iter(list(super().keys()))
+
+    def _note(self, name):
+        new = name not in self.read
+        self.read.add(name)
+        if new and getattr(self, "on_read", None):
+            self.on_read()  # read late: the Reporter acknowledges it now, not at its next line (dyno may stop the program first)
 
 
 def environment_name(knob):
@@ -70,6 +84,8 @@ def _typed(variable, text, default):
         raise ValueError(f"{variable}={text!r}: expected a number") from None
     if isinstance(default, (int, float)) and (isinstance(value, bool) or not isinstance(value, (int, float))):
         raise ValueError(f"{variable}={text!r}: expected a number")
+    if isinstance(default, int) and not isinstance(value, int):
+        raise ValueError(f"{variable}={text!r}: expected a whole number")
     return value
 
 
@@ -86,6 +102,11 @@ def knobs(**defaults):
         with open(path) as f:
             values.update(json.load(f))
     return Knobs(values)
+
+
+def _plain(value):
+    """A Python number for a NumPy or torch scalar (json writes neither)."""
+    return value.item() if hasattr(value, "item") else value
 
 
 def _number(value):
@@ -108,9 +129,9 @@ class Reporter:
         self.path = path if path is not None else os.environ.get("DYNO_REPORT")
         # torchrun sets RANK and WORLD_SIZE, srun SLURM_PROCID and SLURM_STEP_NUM_TASKS: rank 0 reports for the
         # job, its items counted once for each rank (data parallelism steps every rank alike).
-        if os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")) != "0":
-            self.path = None
         # (SLURM_STEP_NUM_TASKS: an srun step's; sbatch sets SLURM_NTASKS for a one-process batch script too.)
+        # Ranks started otherwise (torch.multiprocessing.spawn) are told by torch.distributed once it is set up.
+        self.rank = int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")))
         self.ranks = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_STEP_NUM_TASKS", "1")))
         self.window_seconds = float(window_seconds)
         self._start = time.perf_counter()
@@ -122,16 +143,34 @@ class Reporter:
         self._last_step = None
         self._knobs = knobs
         self._acknowledged = set()
+        self._reported = False  # a line other than knobs written: what is read after it is acknowledged at once
+        if knobs is not None:
+            knobs.on_read = lambda: self._acknowledge_read_knobs() if self._reported else None
+
+    def _job(self):
+        """This process's rank and the ranks' count: torch.distributed's once it is set up, else the environment's."""
+        import sys
+        distributed = sys.modules.get("torch.distributed")
+        if distributed is not None and distributed.is_available() and distributed.is_initialized():
+            self.rank, self.ranks = distributed.get_rank(), distributed.get_world_size()
+        return self.rank, self.ranks
 
     def _acknowledge_read_knobs(self):
-        if self._knobs is not None and not self._knobs.read <= self._acknowledged:
+        if self._knobs is None:
+            return
+        # ddp.world_size is applied by whoever started the ranks: acknowledged when it is their count.
+        if "ddp.world_size" in self._knobs and dict.__getitem__(self._knobs, "ddp.world_size") == self._job()[1]:
+            self._knobs.read.add("ddp.world_size")
+        if not self._knobs.read <= self._acknowledged:
             new = self._knobs.read - self._acknowledged
-            self.knobs({name: dict.__getitem__(self._knobs, name) for name in sorted(new) if name in self._knobs})
             self._acknowledged |= new
+            self.knobs({name: dict.__getitem__(self._knobs, name) for name in sorted(new) if name in self._knobs})
 
     def _write(self, event):
-        if self._file:
-            self._file.write(json.dumps(event) + "\n")
+        self._reported = self._reported or event["event"] != "knobs"
+        if self._file and self._job()[0] == 0:
+            # (default=str: a default that is no JSON value, as a torch dtype, is written as its text)
+            self._file.write(json.dumps(event, default=str) + "\n")
             self._file.flush()
 
     def elapsed(self):
@@ -145,7 +184,7 @@ class Reporter:
 
     def window(self, items, seconds, loss=None):
         self._acknowledge_read_knobs()
-        event = {"event": "window", "items": items, "seconds": seconds}
+        event = {"event": "window", "items": _plain(items), "seconds": _plain(seconds)}
         if loss is not None:
             event["loss"] = _number(loss)
         self._write(event)
@@ -158,7 +197,7 @@ class Reporter:
             self._window_start = now
             return
         self._steps += 1
-        self._items += items * self.ranks
+        self._items = self._items + items * self._job()[1]  # (a NumPy or torch count stays one until the window's end)
         if loss is not None:
             loss = loss.detach().float() if hasattr(loss, "detach") else loss  # summed in float32, not a half type
             self._loss = loss if self._loss is None else self._loss + loss

@@ -92,6 +92,9 @@ def main():
     train = (BatchedFashionMNIST if batched else FashionMNIST)("train", args.train_size or None)
     workers = knobs["num_workers"]
     persistent, prefetch = knobs["persistent_workers"], knobs["prefetch_factor"]
+    # Without workers there is nothing to keep or prefetch: persistent workers are said not applied,
+    # so dyno does not count such a point as a configuration of its own.
+    report.knobs({"persistent_workers": persistent and workers > 0})
     loader = DataLoader(train, batch_size=knobs["batch_size"], shuffle=True, drop_last=True, num_workers=workers,
                         persistent_workers=persistent and workers > 0, prefetch_factor=prefetch if workers > 0 else None,
                         pin_memory=knobs["pin_memory"], collate_fn=already_collated if batched else None)

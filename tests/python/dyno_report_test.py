@@ -134,4 +134,51 @@ try:
 finally:
     dyno_report.time.perf_counter = real_clock
 
+# What a program does with its knobs and counts, as numbers of NumPy and torch, and dict(knobs) or
+# f(**knobs), still writes a report dyno reads; a knob is acknowledged as soon as it is read.
+import torch  # noqa: E402 (the Python dyno's tests run has torch)
+
+saved = dict(os.environ)
+try:
+    for name in list(os.environ):
+        if name.startswith("DYNO_"):
+            del os.environ[name]
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "report.jsonl")
+        values = dyno_report.knobs(batch_size=64, amp="off", dtype=torch.float32, **{"ddp.world_size": 1})
+        report = dyno_report.Reporter(window_seconds=0.0, path=path, knobs=values)
+        values["batch_size"]
+        assert not os.path.exists(path) or open(path).read() == ""  # with the first window, in one line
+        report.step(torch.tensor(8))
+        report.step(torch.tensor(8))
+        lines = [json.loads(line) for line in open(path)]
+        # ddp.world_size with it, being this job's count of ranks (1)
+        assert lines[0] == {"event": "knobs", "applied": {"batch_size": 64, "ddp.world_size": 1}}, lines
+        settings = dict(values)  # reads every knob: those not read yet are acknowledged at once, before the next window
+        lines = [json.loads(line) for line in open(path)]
+        late = {}
+        for line in lines[2:]:
+            assert line["event"] == "knobs", lines
+            late.update(line["applied"])
+        assert late == {"amp": "off", "dtype": "torch.float32"}, lines
+        report.step(torch.tensor(8).numpy())
+        report.done()
+        lines = [json.loads(line) for line in open(path)]
+        applied = {}
+        for line in lines:
+            if line["event"] == "knobs":
+                applied.update(line["applied"])
+        assert applied == {"batch_size": 64, "amp": "off", "dtype": "torch.float32", "ddp.world_size": 1}, applied
+        assert [line["items"] for line in lines if line["event"] == "window"] == [8, 8], lines
+finally:
+    os.environ.clear()
+    os.environ.update(saved)
+
+# An integer knob's variable holds a whole number.
+try:
+    knobs_with({"DYNO_KNOB_BATCH_SIZE": "2.5"})
+    raise AssertionError("2.5 was taken for an integer knob")
+except ValueError as e:
+    assert "expected a whole number" in str(e), e
+
 print("ok")
