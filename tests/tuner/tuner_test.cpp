@@ -1,11 +1,12 @@
 #include "dyno/tuner/tuner.h"
 
 #include <fstream>
+#include <functional>
 #include <iterator>
-#include <regex>
 #include <map>
 #include <memory>
-#include <functional>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -218,57 +219,65 @@ TEST(Tuner, EvidenceHasOneFigurePerProcess) {
   EXPECT_TRUE(tuner.evidence({{"batch_size", 128}}).figures.empty());  // not measured
 }
 
-TEST(Tuner, ResumeFromTheJournalRepeatsNothingAndLosesNothing) {
-  const std::string journal = temp_journal("resume");
+// A staged search run whole into a journal, the journal's text then edited (as a kill, or an older
+// dyno, would leave it), and the search resumed from it.
+struct ResumedSearch {
+  int64_t ran = 0;            // trials the resumed search ran
+  int64_t executed = 0;       // trials it counts, replayed ones included
+  int64_t whole_run = 0;      // trials the whole run counted
+  bool resumed = false;
+  nlohmann::json best, whole_run_best;
+};
+ResumedSearch resume_edited(const std::string& name, const std::function<std::string(const std::string&)>& edit) {
+  const std::string journal = temp_journal(name);
   TunerOptions options;
   options.strategy = "staged";
   options.journal_path = journal;
   testing::SyntheticExecutor first;
   Tuner complete(testing::synthetic_space(), start(), first, options);
   complete.run();
-  const int64_t total = complete.executed_trials();
-
-  // Simulate a kill: drop the last 3 finished trials and leave a torn line behind.
   std::ifstream in(journal);
-  std::vector<std::string> lines;
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  std::string truncated;
-  for (size_t i = 0; i + 3 < lines.size(); ++i) truncated += lines[i] + "\n";
-  truncated += lines.back().substr(0, lines.back().size() / 2);
-  write_file_atomically(journal, truncated);
-
+  write_file_atomically(journal, edit(std::string(std::istreambuf_iterator<char>(in), {})));
   options.resume = true;
   testing::SyntheticExecutor second;
   Tuner resumed(testing::synthetic_space(), start(), second, options);
-  EXPECT_TRUE(resumed.resumed_from_journal());
+  ResumedSearch r;
+  r.resumed = resumed.resumed_from_journal();
   resumed.run();
-  EXPECT_EQ(second.executions, 3);  // exactly the trials that were lost
-  EXPECT_EQ(resumed.executed_trials(), total);
-  EXPECT_EQ(resumed.best()->point, complete.best()->point);
+  r.ran = second.executions;
+  r.executed = resumed.executed_trials();
+  r.whole_run = complete.executed_trials();
+  r.best = resumed.best()->point;
+  r.whole_run_best = complete.best()->point;
   std::remove(journal.c_str());
+  return r;
+}
+
+TEST(Tuner, ResumeFromTheJournalRepeatsNothingAndLosesNothing) {
+  // Simulate a kill: drop the last 3 finished trials and leave a torn line behind.
+  const ResumedSearch r = resume_edited("resume", [](const std::string& text) {
+    std::istringstream in(text);
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    std::string truncated;
+    for (size_t i = 0; i + 3 < lines.size(); ++i) truncated += lines[i] + "\n";
+    return truncated + lines.back().substr(0, lines.back().size() / 2);
+  });
+  EXPECT_TRUE(r.resumed);
+  EXPECT_EQ(r.ran, 3);  // exactly the trials that were lost
+  EXPECT_EQ(r.executed, r.whole_run);
+  EXPECT_EQ(r.best, r.whole_run_best);
 }
 
 // A journal of an older dyno wrote an integer knob's values as given (64.0 from a space file): its
 // trials are the same points as the axes' 64, and are replayed, not run again.
 TEST(Tuner, AResumedSearchReadsAJournalsNumbersAsItsAxesWriteThem) {
-  const std::string journal = temp_journal("resume_numbers");
-  TunerOptions options;
-  options.strategy = "staged";
-  options.journal_path = journal;
-  testing::SyntheticExecutor first;
-  Tuner complete(testing::synthetic_space(), start(), first, options);
-  complete.run();
-  std::ifstream in(journal);
-  const std::string text{std::istreambuf_iterator<char>(in), {}};
-  // (In the points, and in the keys, whose quotes are escaped.)
-  write_file_atomically(journal, std::regex_replace(text, std::regex(R"re((\?"batch_size\?":)([0-9]+))re"), "$1$2.0"));
-  options.resume = true;
-  testing::SyntheticExecutor second;
-  Tuner resumed(testing::synthetic_space(), start(), second, options);
-  resumed.run();
-  EXPECT_EQ(second.executions, 0);
-  EXPECT_EQ(resumed.best()->point, complete.best()->point);
-  std::remove(journal.c_str());
+  const ResumedSearch r = resume_edited("resume_numbers", [](const std::string& text) {
+    // (In the points, and in the keys, whose quotes are escaped.)
+    return std::regex_replace(text, std::regex(R"re((\\?"batch_size\\?":)([0-9]+))re"), "$1$2.0");
+  });
+  EXPECT_EQ(r.ran, 0);
+  EXPECT_EQ(r.best, r.whole_run_best);
 }
 
 // Under a trial budget, a resumed search counts a journaled trial once its replay comes to it, so
