@@ -24,6 +24,7 @@ ranks.
 import json
 import math
 import os
+import sys
 import time
 
 __all__ = ["start", "knobs", "seed", "Reporter", "environment_name"]
@@ -133,6 +134,7 @@ class Reporter:
         # Ranks started otherwise (torch.multiprocessing.spawn) are told by torch.distributed once it is set up.
         self.rank = int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")))
         self.ranks = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_STEP_NUM_TASKS", "1")))
+        self._distributed = False
         self.window_seconds = float(window_seconds)
         self._start = time.perf_counter()
         self._file = open(self.path, "a") if self.path else None
@@ -148,11 +150,13 @@ class Reporter:
             knobs.on_read = lambda: self._acknowledge_read_knobs() if self._reported else None
 
     def _job(self):
-        """This process's rank and the ranks' count: torch.distributed's once it is set up, else the environment's."""
-        import sys
-        distributed = sys.modules.get("torch.distributed")
-        if distributed is not None and distributed.is_available() and distributed.is_initialized():
-            self.rank, self.ranks = distributed.get_rank(), distributed.get_world_size()
+        """This process's rank and the ranks' count: torch.distributed's once it is set up (asked until
+        then, and kept after), else the environment's."""
+        if not self._distributed:
+            distributed = sys.modules.get("torch.distributed")
+            if distributed is not None and distributed.is_available() and distributed.is_initialized():
+                self.rank, self.ranks = distributed.get_rank(), distributed.get_world_size()
+                self._distributed = True
         return self.rank, self.ranks
 
     def _acknowledge_read_knobs(self):
