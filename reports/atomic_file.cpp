@@ -24,18 +24,21 @@ namespace {
   throw UserError("file", message);
 }
 
-void write_all(int fd, const std::string& content, const std::string& path) {
-  const char* data = content.data();
-  size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, data, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("write", path, errno);
-    }
-    data += n;
-    left -= static_cast<size_t>(n);
+// Writes all `size` bytes; 0, or the errno of the write that failed.
+int write_bytes(int fd, const void* data, size_t size) {
+  const char* at = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, at, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    at += n;
+    size -= static_cast<size_t>(n);
   }
+  return 0;
+}
+
+void write_all(int fd, const std::string& content, const std::string& path) {
+  if (const int err = write_bytes(fd, content.data(), content.size())) fail("write", path, err);
 }
 
 // A delayed allocation can fail only when the data reaches the disk.
@@ -86,13 +89,7 @@ void write_file_atomically(const std::string& path, const std::function<void(con
   }
   int write_error = 0;
   const PieceWriter write = [&](const void* data, size_t size) {
-    const char* at = static_cast<const char*>(data);
-    while (write_error == 0 && size > 0) {
-      const ssize_t n = ::write(fd, at, size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) write_error = errno;
-      else at += n, size -= static_cast<size_t>(n);
-    }
+    if (write_error == 0) write_error = write_bytes(fd, data, size);
     return write_error == 0;
   };
   try {

@@ -32,22 +32,6 @@ namespace dyno {
 
 namespace {
 
-// A "Name:   123 kB" line's bytes from a /proc file; 0 when it has none.
-int64_t proc_kb(const std::string& path, const char* name) {
-  std::FILE* file = std::fopen(path.c_str(), "re");
-  if (!file) return 0;
-  char line[256];
-  int64_t kb = 0;
-  const size_t length = std::strlen(name);
-  while (std::fgets(line, sizeof line, file))
-    if (std::strncmp(line, name, length) == 0) {
-      kb = std::strtoll(line + length, nullptr, 10);
-      break;
-    }
-  std::fclose(file);
-  return kb * 1024;
-}
-
 // A process's parent and group (/proc/PID/stat's fourth and fifth fields, after the command's parentheses).
 bool parent_and_group_of(const char* pid, pid_t& parent, pid_t& group) {
   std::FILE* file = std::fopen((std::string("/proc/") + pid + "/stat").c_str(), "re");
@@ -88,8 +72,8 @@ int64_t group_memory_bytes(pid_t group) {
     }
   }
   int64_t total = 0;
-  for (const pid_t pid : counted) total += proc_kb("/proc/" + std::to_string(pid) + "/smaps_rollup", "Pss:");
-  return std::max(total, proc_kb("/proc/" + std::to_string(group) + "/status", "VmHWM:"));
+  for (const pid_t pid : counted) total += proc_kib_field_bytes("/proc/" + std::to_string(pid) + "/smaps_rollup", "Pss");
+  return std::max(total, proc_kib_field_bytes("/proc/" + std::to_string(group) + "/status", "VmHWM"));
 }
 
 // This process's children, from /proc/PID/stat's fourth field.
@@ -125,6 +109,21 @@ void close_descriptors(unsigned first, unsigned last) {
 }
 
 }  // namespace
+
+int64_t proc_kib_field_bytes(const std::string& path, const std::string& name) {
+  std::FILE* file = std::fopen(path.c_str(), "re");
+  if (!file) return 0;
+  char line[256];
+  int64_t kib = 0;
+  const std::string field = name + ":";
+  while (std::fgets(line, sizeof line, file))
+    if (std::strncmp(line, field.c_str(), field.size()) == 0) {
+      kib = std::strtoll(line + field.size(), nullptr, 10);
+      break;
+    }
+  std::fclose(file);
+  return kib * 1024;
+}
 
 ChildResult run_child(const std::vector<std::string>& args, const std::string& log_path, double timeout_s,
                       const std::atomic<bool>* stop, const ChildOptions& options) {

@@ -49,6 +49,9 @@ struct ChildOptions {
 ChildResult run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
                       const std::atomic<bool>* stop = nullptr, const ChildOptions& options = {});
 
+// A "Name:   123 kB" line of a /proc file (status, smaps_rollup), in bytes; 0 when the file or the line is missing.
+int64_t proc_kib_field_bytes(const std::string& path, const std::string& name);
+
 // The executable a program name stands for: the name itself when it contains a '/', else the
 // first executable file of that name on PATH, as a shell would find it; empty when none.
 std::string find_executable(const std::string& name);

@@ -31,14 +31,11 @@ FigureSet from_google_benchmark(const JsonFields& j, const std::string& what) {
     if (!b.has("real_time")) throw UserError("compare", what + ": benchmark '" + name + "' has no real_time");
     // In nanoseconds whatever the benchmark's unit: a benchmark whose unit changed between the
     // two files is still compared like with like.
-    const std::string unit = b.text("time_unit", "ns");
-    const std::map<std::string, double> ns_per = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-    if (!ns_per.count(unit))
-      throw UserError("compare", what + ": benchmark '" + name + "' has time_unit '" + unit + "'; Google Benchmark's are ns, us, ms and s");
+    const double ns_per = google_benchmark_ns_per(b.text("time_unit", "ns"), "compare", what + ": benchmark '" + name + "'");
     auto& time = set.metrics[name + " real_time"];
     time.higher_is_better = false;
     time.unit = "ns";
-    time.values.push_back(b.number("real_time") * ns_per.at(unit));
+    time.values.push_back(b.number("real_time") * ns_per);
     if (b.has("items_per_second")) {
       auto& items = set.metrics[name + " items_per_second"];
       items.higher_is_better = true;
@@ -51,6 +48,13 @@ FigureSet from_google_benchmark(const JsonFields& j, const std::string& what) {
 }
 
 }  // namespace
+
+double google_benchmark_ns_per(const std::string& unit, const std::string& area, const std::string& what) {
+  static const std::map<std::string, double> ns_per = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  const auto it = ns_per.find(unit);
+  if (it == ns_per.end()) throw UserError(area, what + " has time_unit '" + unit + "'; Google Benchmark's are ns, us, ms and s");
+  return it->second;
+}
 
 FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& what) {
   if (!json.is_object()) throw UserError("compare", what + " is not a JSON object");

@@ -34,6 +34,9 @@ struct FigureSet {
 // Throws UserError naming the file and what is wrong with it.
 FigureSet load_figure_set(const std::string& path);
 FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& what);
+// Nanoseconds in one of a Google Benchmark time_unit (ns, us, ms, s); another is a UserError in
+// `area`, naming `what` (the benchmark) and the unit.
+double google_benchmark_ns_per(const std::string& unit, const std::string& area, const std::string& what);
 // Human lines for every machine-fingerprint field that differs ("cores: 2 vs 16").
 std::vector<std::string> environment_differences(const nlohmann::json& a, const nlohmann::json& b);
 

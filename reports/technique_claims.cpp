@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "dyno/reports/figure_set.h"
 #include "dyno/reports/json_fields.h"
 #include "dyno/reports/statistics.h"
 #include "dyno/reports/user_error.h"
@@ -41,7 +42,6 @@ std::vector<TechniqueRow> technique_rows(const nlohmann::json& j, const std::str
     std::string unit;
     std::string error;
   };
-  const std::map<std::string, double> ns_per = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
   std::map<std::string, Acc> by_name;
   size_t index = 0;
   for (const auto& entry : j["benchmarks"]) {
@@ -55,9 +55,7 @@ std::vector<TechniqueRow> technique_rows(const nlohmann::json& j, const std::str
     }
     if (b.text("run_type", "iteration") != "iteration" || !b.has("real_time")) continue;
     acc.unit = b.text("time_unit", "ns");
-    if (!ns_per.count(acc.unit))
-      throw UserError("report", at + ".time_unit: '" + acc.unit + "' is not a Google Benchmark unit (ns, us, ms, s)");
-    acc.ns.push_back(b.number("real_time") * ns_per.at(acc.unit));
+    acc.ns.push_back(b.number("real_time") * google_benchmark_ns_per(acc.unit, "report", at));
   }
   // A result with none of the techniques' benchmarks is another program's: a table of "missing" rows would hide that.
   bool any = false;
@@ -75,8 +73,9 @@ std::vector<TechniqueRow> technique_rows(const nlohmann::json& j, const std::str
       row.status = !tech->second.error.empty() ? tech->second.error : base->second.error;
     } else if (!base->second.ns.empty() && !tech->second.ns.empty()) {
       row.unit = base->second.unit;
-      row.baseline_time = median(base->second.ns) / ns_per.at(row.unit);
-      row.technique_time = median(tech->second.ns) / ns_per.at(row.unit);
+      const double ns_per = google_benchmark_ns_per(row.unit, "report", where);
+      row.baseline_time = median(base->second.ns) / ns_per;
+      row.technique_time = median(tech->second.ns) / ns_per;
       row.speedup = row.technique_time > 0 ? row.baseline_time / row.technique_time : 0;
       row.status = "measured";
     } else {

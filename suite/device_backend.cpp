@@ -3,12 +3,12 @@
 #include <ATen/Context.h>
 
 #include <chrono>
-#include <fstream>
 #include <string>
 #include <thread>
 
 #include <unistd.h>
 
+#include "dyno/reports/child_process.h"
 #include "dyno/reports/run_config.h"
 #include "dyno/reports/user_error.h"
 #include "dyno/suite/environment.h"
@@ -33,15 +33,6 @@ class CpuBackend : public DeviceBackend {
   std::unique_ptr<PhaseClock> make_phase_clock() override { return std::make_unique<HostPhaseClock>(); }
 };
 
-// A "Name:   123 kB" line of a /proc/self file, in bytes; 0 when the file or the line is missing.
-int64_t proc_self_kib_field_bytes(const char* file, const std::string& name) {
-  std::ifstream in(std::string("/proc/self/") + file);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(name + ":", 0) == 0) return std::stoll(line.substr(name.size() + 1)) * 1024;
-  return 0;
-}
-
 }  // namespace
 
 void busy_wait(double seconds) {
@@ -50,8 +41,8 @@ void busy_wait(double seconds) {
   }
 }
 
-int64_t resident_set_peak_bytes() { return proc_self_kib_field_bytes("status", "VmHWM"); }
-int64_t host_huge_page_bytes() { return proc_self_kib_field_bytes("smaps_rollup", "AnonHugePages"); }
+int64_t resident_set_peak_bytes() { return proc_kib_field_bytes("/proc/self/status", "VmHWM"); }
+int64_t host_huge_page_bytes() { return proc_kib_field_bytes("/proc/self/smaps_rollup", "AnonHugePages"); }
 
 int64_t device_memory_capacity_bytes(const RunConfig& config) {
   if (config.device == "cpu") return host_memory_bytes();

@@ -7,6 +7,12 @@
 
 namespace dyno {
 
+Outcome outcome_of_signal(int signal) { return signal == SIGABRT ? Outcome::Aborted : Outcome::Crashed; }
+
+std::string signal_text(int signal) {
+  return "killed by signal " + std::to_string(signal) + " (" + ::strsignal(signal) + ")" + (signal == SIGKILL ? "; often the kernel's out-of-memory killer" : "");
+}
+
 int signal_of_shell_status(int exit_code) {
   const int sig = exit_code - 128;
   return sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGKILL ? sig : 0;
@@ -20,10 +26,8 @@ bool record_abnormal_end(Trial& trial, const ChildResult& child, double timeout_
     trial.outcome = Outcome::Timeout;
     trial.reason = "no result within " + std::to_string(static_cast<int>(timeout_s)) + " s; killed";
   } else if (child.signaled && !child.stopped) {
-    const int sig = child.signal;
-    trial.outcome = sig == SIGABRT ? Outcome::Aborted : Outcome::Crashed;
-    trial.reason = std::string("killed by signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")" +
-                   (sig == SIGKILL ? "; often the kernel's out-of-memory killer" : "");
+    trial.outcome = outcome_of_signal(child.signal);
+    trial.reason = signal_text(child.signal);
   } else {
     return false;
   }

@@ -13,6 +13,11 @@ namespace dyno {
 // the process exited by itself (or was stopped), and the trial is untouched.
 bool record_abnormal_end(Trial& trial, const ChildResult& child, double timeout_s);
 
+// What a process killed by `signal` is (aborted for SIGABRT, else crashed), and its reason:
+// "killed by signal N (name)", with the out-of-memory killer's hint for SIGKILL.
+Outcome outcome_of_signal(int signal);
+std::string signal_text(int signal);
+
 // The signal an exit status of 128 + a killing signal (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL,
 // SIGKILL) stands for, as a shell reports what killed the program it ran (a wrapper script); 0 for
 // another status.

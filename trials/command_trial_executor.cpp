@@ -1,13 +1,11 @@
 #include "dyno/trials/command_trial_executor.h"
 
-#include <signal.h>
 #include <sys/statvfs.h>
 #include <sys/time.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -199,12 +197,9 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     const bool oom = last.find("out of memory") != std::string::npos || last.find("MemoryError") != std::string::npos;
     // A wrapper shell's 128 + the signal that killed what it ran (after the log's own words, which say more).
     const int sig = oom ? 0 : signal_of_shell_status(child.exit_code);
-    trial.outcome = oom ? Outcome::Oom : sig == SIGABRT ? Outcome::Aborted : Outcome::Crashed;
-    trial.reason = "exit status " + std::to_string(child.exit_code) +
-                   (sig ? std::string(", a process it ran killed by signal ") + std::to_string(sig) + " (" + ::strsignal(sig) + ")" +
-                              (sig == SIGKILL ? ", often the kernel's out-of-memory killer" : "")
-                        : std::string()) +
-                   " (log: " + log_path + "): " + last;
+    trial.outcome = oom ? Outcome::Oom : outcome_of_signal(sig);
+    trial.reason = "exit status " + std::to_string(child.exit_code) + (sig ? ", a process it ran " + signal_text(sig) : std::string()) + " (log: " +
+                   log_path + "): " + last;
     return trial;
   }
 

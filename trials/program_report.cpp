@@ -76,37 +76,7 @@ double number_field(const nlohmann::json& line, const char* field, const std::st
                                 (allow_non_finite ? " (or \"nan\", \"inf\", \"-inf\")" : ""));
 }
 
-}  // namespace
-
-namespace {
 // Parses `text`, the report's bytes from `report.bytes` on, into `report`.
-void parse_lines(ProgramReport& report, const std::string& text, const std::string& path, double seen_s, const ProgramReport* previous, bool ended);
-}  // namespace
-
-ProgramReport read_program_report(const std::string& path, double seen_s, const ProgramReport* previous, bool ended) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  // The lines the last read parsed are not parsed again (a program writing a window a step makes a
-  // long report, read every 50 ms): only what was written since, unless the file is now shorter.
-  in.seekg(0, std::ios::end);
-  const bool since = previous && previous->bytes > 0 && in && static_cast<size_t>(in.tellg()) >= previous->bytes;
-  in.clear();
-  in.seekg(since ? static_cast<std::streamoff>(previous->bytes) : 0);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  ProgramReport report = since ? *previous : ProgramReport{};
-  parse_lines(report, buffer.str(), path, seen_s, previous, ended);
-  return report;
-}
-
-ProgramReport parse_program_report(const std::string& text, const std::string& path, double seen_s, const ProgramReport* previous, bool ended) {
-  ProgramReport report;
-  parse_lines(report, text, path, seen_s, previous, ended);
-  return report;
-}
-
-namespace {
-
 void parse_lines(ProgramReport& report, const std::string& text, const std::string& path, double seen_s, const ProgramReport* previous, bool ended) {
   size_t start = 0, number = report.line_number;
   while (start < text.size()) {
@@ -168,5 +138,27 @@ void parse_lines(ProgramReport& report, const std::string& text, const std::stri
 }
 
 }  // namespace
+
+ProgramReport read_program_report(const std::string& path, double seen_s, const ProgramReport* previous, bool ended) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  // The lines the last read parsed are not parsed again (a program writing a window a step makes a
+  // long report, read every 50 ms): only what was written since, unless the file is now shorter.
+  in.seekg(0, std::ios::end);
+  const bool since = previous && previous->bytes > 0 && in && static_cast<size_t>(in.tellg()) >= previous->bytes;
+  in.clear();
+  in.seekg(since ? static_cast<std::streamoff>(previous->bytes) : 0);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  ProgramReport report = since ? *previous : ProgramReport{};
+  parse_lines(report, buffer.str(), path, seen_s, previous, ended);
+  return report;
+}
+
+ProgramReport parse_program_report(const std::string& text, const std::string& path, double seen_s, const ProgramReport* previous, bool ended) {
+  ProgramReport report;
+  parse_lines(report, text, path, seen_s, previous, ended);
+  return report;
+}
 
 }  // namespace dyno
