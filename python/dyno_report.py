@@ -167,8 +167,8 @@ class Reporter:
             self._knobs.read.add("ddp.world_size")
         if not self._knobs.read <= self._acknowledged:
             new = self._knobs.read - self._acknowledged
-            self._acknowledged |= new
             self.knobs({name: dict.__getitem__(self._knobs, name) for name in sorted(new) if name in self._knobs})
+            self._acknowledged |= new  # (a knob read and not in the point, too)
 
     def _write(self, event):
         self._reported = self._reported or event["event"] != "knobs"
@@ -183,7 +183,9 @@ class Reporter:
         return time.perf_counter() - self._start
 
     def knobs(self, applied):
-        """Says which knobs the program applied, with their values: an unacknowledged knob makes the trial invalid."""
+        """Says which knobs the program applied, with their values: an unacknowledged knob makes the trial invalid.
+        A knob said so is not said again with the value it was read as."""
+        self._acknowledged |= set(applied)
         self._write({"event": "knobs", "applied": applied})
 
     def window(self, items, seconds, loss=None):
