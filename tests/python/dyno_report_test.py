@@ -174,6 +174,22 @@ finally:
     os.environ.clear()
     os.environ.update(saved)
 
+# A knob the program states with report.knobs() (the value in effect) is not stated again with the
+# value it was read as: dyno sees what was applied, and refuses a point whose value had no effect.
+with tempfile.TemporaryDirectory() as folder:
+    path = os.path.join(folder, "report.jsonl")
+    values = dyno_report.Knobs({"persistent_workers": True, "num_workers": 0})
+    report = dyno_report.Reporter(window_seconds=0.0, path=path, knobs=values)
+    report.knobs({"persistent_workers": values["persistent_workers"] and values["num_workers"] > 0})
+    report.step(8)
+    report.step(8)
+    applied = {}
+    for line in open(path):
+        event = json.loads(line)
+        if event["event"] == "knobs":
+            applied.update(event["applied"])
+    assert applied == {"persistent_workers": False, "num_workers": 0}, applied
+
 # An integer knob's variable holds a whole number.
 try:
     knobs_with({"DYNO_KNOB_BATCH_SIZE": "2.5"})
