@@ -72,7 +72,9 @@ int run_cli(int argc, char** argv) {
   } catch (const RankFailure& e) {
     return failed("dyno: " + std::string(e.what()), kExitRankFailed);
   } catch (const c10::DistError& e) {
-    return failed("dyno: [ddp] " + collective_failure(one_line(e.what_without_backtrace())), kExitRankFailed);
+    const auto what = one_line(e.what_without_backtrace());
+    if (nccl_refused_usage(what)) return failed("dyno: [ddp] " + nccl_usage_failure(what), 2);
+    return failed("dyno: [ddp] " + collective_failure(what), kExitRankFailed);
   } catch (const c10::Error& e) {
     // Most often a workload's parts that do not fit each other (a user's C++ workload is not
     // checked before training as a TorchScript model and its data are): its message, without

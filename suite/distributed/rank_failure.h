@@ -20,4 +20,14 @@ inline std::string collective_failure(const std::string& what) {
   return "a collective with the other ranks failed: " + what + " (another rank failed or the connection to it was lost)";
 }
 
+// NCCL refusing how the job uses it (ncclInvalidUsage, ncclInvalidArgument; two ranks on one GPU
+// are "Duplicate GPU detected"): the job's configuration, exit 2 on every rank, not a peer's failure.
+inline bool nccl_refused_usage(const std::string& what) {
+  return what.find("ncclInvalidUsage") != std::string::npos || what.find("ncclInvalidArgument") != std::string::npos;
+}
+inline std::string nccl_usage_failure(const std::string& what) {
+  return "NCCL refused the job's use of the GPUs: " + what +
+         " (nccl needs a GPU of its own for every rank: give each rank another GPU, or set ddp.backend=gloo)";
+}
+
 }  // namespace dyno

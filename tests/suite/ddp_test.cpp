@@ -15,6 +15,7 @@
 
 #include "dyno/reports/atomic_file.h"
 #include "dyno/suite/distributed/distributed_context.h"
+#include "dyno/suite/distributed/rank_failure.h"
 #include "dyno/suite/process_settings.h"
 #include "fixture_files.h"
 #include "test_support.h"
@@ -427,6 +428,22 @@ TEST(Ddp, TorchrunLaunchesTwoRanks) {
   EXPECT_EQ(report["world_size"], 2);
   EXPECT_EQ(report["outcome"], "ok");
   testing::remove_tree(dir);
+}
+
+// The first message is NCCL 2.28's, from two ranks given one H200 through CUDA_VISIBLE_DEVICES=0; the
+// second is its form for a peer that is gone.
+TEST(Ddp, NcclRefusingTwoRanksOnOneGpuIsTheJobsConfigurationNotAPeersFailure) {
+  const std::string duplicate_gpu =
+      "NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL "
+      "version 2.28.9 ncclInvalidUsage: This usually reflects invalid usage of NCCL library. Last error: Duplicate GPU detected : rank 1 "
+      "and rank 0 both on CUDA device 60";
+  EXPECT_TRUE(nccl_refused_usage(duplicate_gpu));
+  EXPECT_NE(nccl_usage_failure(duplicate_gpu).find("Duplicate GPU detected"), std::string::npos);
+  EXPECT_NE(nccl_usage_failure(duplicate_gpu).find("ddp.backend=gloo"), std::string::npos);
+  const std::string peer_gone =
+      "NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2001, remote process exited or there was a network "
+      "error, NCCL version 2.28.9 ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.";
+  EXPECT_FALSE(nccl_refused_usage(peer_gone));
 }
 
 }  // namespace
