@@ -143,15 +143,31 @@ ProgramReport read_program_report(const std::string& path, double seen_s, const 
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
   // The lines the last read parsed are not parsed again (a program writing a window a step makes a
-  // long report, read every 50 ms): only what was written since, unless the file is now shorter.
+  // long report, read every 50 ms): only what was written since, unless the file is now shorter or
+  // its parsed part's first or last bytes changed.
+  const auto bytes_at = [&in](size_t offset, size_t count) {
+    std::string bytes(count, '\0');
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(bytes.data(), static_cast<std::streamsize>(count));
+    return in ? bytes : std::string();
+  };
   in.seekg(0, std::ios::end);
-  const bool since = previous && previous->bytes > 0 && in && static_cast<size_t>(in.tellg()) >= previous->bytes;
+  const bool since = previous && previous->bytes > 0 && in && static_cast<size_t>(in.tellg()) >= previous->bytes &&
+                     bytes_at(0, previous->head.size()) == previous->head &&
+                     bytes_at(previous->bytes - previous->seam.size(), previous->seam.size()) == previous->seam;
   in.clear();
-  in.seekg(since ? static_cast<std::streamoff>(previous->bytes) : 0);
+  const size_t start = since ? previous->bytes : 0;
+  in.seekg(static_cast<std::streamoff>(start));
   std::stringstream buffer;
   buffer << in.rdbuf();
+  const std::string text = buffer.str();
   ProgramReport report = since ? *previous : ProgramReport{};
-  parse_lines(report, buffer.str(), path, seen_s, previous, ended);
+  parse_lines(report, text, path, seen_s, previous, ended);
+  constexpr size_t kHead = 256, kSeam = 64;
+  const std::string parsed = (since ? previous->seam : std::string()) + text.substr(0, report.bytes - start);
+  report.seam = parsed.substr(parsed.size() - std::min(parsed.size(), kSeam));
+  if (!since) report.head = text.substr(0, std::min(report.bytes, kHead));
   return report;
 }
 

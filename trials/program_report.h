@@ -42,13 +42,16 @@ struct ProgramReport {
   bool done = false;
   size_t lines = 0;  // complete lines read
   size_t line_number = 0, bytes = 0;  // where the read stopped: the lines (blank ones too) and bytes it parsed
+  // The parsed part's first bytes and its last ones (up to `bytes`): a file whose bytes there
+  // differ was rewritten (a program started again, a wrapper's retry) and is read again whole.
+  std::string head, seam;
 
   bool empty() const { return lines == 0; }
 };
 
 // Reads the report at `path` (a missing file is an empty report). `seen_s` stamps evaluations
 // read for the first time; `previous` (the last read of the same file) keeps their stamps, and
-// its lines are not parsed again.
+// its lines are not parsed again unless the file was rewritten since (ProgramReport::head, seam).
 // Throws UserError("report", "<path> line N: ...") for a line that breaks the protocol. A last line
 // without its newline is still being written (or was cut off by a kill) and is left out, unless
 // `ended` (the program exited on its own, so what it wrote is all it will write) and it is whole JSON.

@@ -90,22 +90,45 @@ TEST(ProgramReport, AMissingFileIsAnEmptyReport) {
 // A read given the last read of the file parses only what was written since (its lines stay as
 // they were read), and names lines by their number in the whole file.
 TEST(ProgramReport, AReadAfterAnotherParsesOnlyWhatWasWrittenSince) {
-  const std::string first = R"({"event": "window", "items": 100, "seconds": 0.5})" "\n" R"({"event": "eval", "value": 0.5})" "\n";
+  std::string first;
+  for (int i = 0; i < 10; ++i) first += R"({"event": "window", "items": 100, "seconds": 0.5})" "\n";
+  first += R"({"event": "eval", "value": 0.5})" "\n";
   const std::string path = report_file(first);
   const ProgramReport before = read_program_report(path, 1.0);
-  ASSERT_EQ(before.windows.size(), 1u);
-  // The parsed part overwritten (same length): not read again.
+  ASSERT_EQ(before.windows.size(), 10u);
+  // The parsed part's middle overwritten (its first and last lines kept): not read again.
   const std::string window = R"({"event": "window", "items": 200, "seconds": 0.5})" "\n";
-  write_file_atomically(path, std::string(first.size() - 1, 'x') + "\n" + window);
+  std::string overwritten = first;
+  overwritten.replace(300, 100, std::string(100, 'x'));
+  write_file_atomically(path, overwritten + window);
   const ProgramReport after = read_program_report(path, 2.0, &before);
-  ASSERT_EQ(after.windows.size(), 2u);
-  EXPECT_DOUBLE_EQ(after.windows[1].items, 200);
+  ASSERT_EQ(after.windows.size(), 11u);
+  EXPECT_DOUBLE_EQ(after.windows[10].items, 200);
   EXPECT_DOUBLE_EQ(after.evaluations.at(0).seen_s, 1.0);
-  write_file_atomically(path, std::string(first.size() - 1, 'x') + "\n" + window + "not json\n");
-  EXPECT_ERROR_HAS([&] { read_program_report(path, 3.0, &after); }, "line 4: not a JSON object: not json");
+  write_file_atomically(path, overwritten + window + "not json\n");
+  EXPECT_ERROR_HAS([&] { read_program_report(path, 3.0, &after); }, "line 13: not a JSON object: not json");
   // A file now shorter than what was read is read whole.
   write_file_atomically(path, window);
   EXPECT_EQ(read_program_report(path, 3.0, &after).windows.size(), 1u);
+}
+
+TEST(ProgramReport, AReportRewrittenSinceTheLastReadIsReadAgainWhole) {
+  const std::string knobs = R"({"event": "knobs", "applied": {"batch_size": 64, "run_name": ")" + std::string(300, 'r') + "\"}}\n";
+  const auto window = [](int items) { return R"({"event": "window", "items": )" + std::to_string(items) + R"(, "seconds": 0.5})" "\n"; };
+  const std::string path = report_file(knobs + window(100) + window(100));
+  const ProgramReport before = read_program_report(path, 1.0);
+  ASSERT_EQ(before.windows.size(), 2u);
+  // The program started again and wrote at least as much: its first line (the first 256 bytes and
+  // more) the same, the bytes where the last read stopped not.
+  write_file_atomically(path, knobs + window(300) + window(300) + window(300));
+  const ProgramReport after = read_program_report(path, 2.0, &before);
+  ASSERT_EQ(after.windows.size(), 3u);
+  for (const auto& w : after.windows) EXPECT_DOUBLE_EQ(w.items, 300);
+  // Its first bytes changed, the ones where the last read stopped not.
+  write_file_atomically(path, R"({"event": "knobs", "applied": {"batch_size": 32}})" "\n" + window(300) + window(300) + window(300) + window(400));
+  const ProgramReport again = read_program_report(path, 3.0, &after);
+  ASSERT_EQ(again.windows.size(), 4u);
+  EXPECT_EQ(again.applied["batch_size"], 32);
 }
 
 TEST(ProgramReport, ALineThatBreaksTheProtocolNamesTheLine) {
