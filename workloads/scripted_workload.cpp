@@ -1,6 +1,7 @@
 #include "dyno/workloads/scripted_workload.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <numeric>
@@ -35,6 +36,23 @@ std::shared_ptr<const ExampleSource> limited(const std::shared_ptr<TensorSource>
   return keep == n ? source : source->slice(0, keep);
 }
 
+// The classes (integer targets, cross-entropy's -100 left out) in `targets`.
+int64_t class_count(const torch::Tensor& targets) {
+  return std::get<0>(at::_unique(targets.masked_select(targets.ne(-100)))).numel();
+}
+
+// A data file saved sorted by class leaves its last tenth few of the classes: an accuracy on that
+// says little about the model, so the run says so.
+void warn_if_held_out_misses_classes(const TensorSource& all, const TensorSource& held_out, const std::string& data_file) {
+  if (all.targets().is_floating_point()) return;
+  const int64_t in_file = class_count(all.targets()), in_held_out = class_count(held_out.targets());
+  if (in_file >= 2 && 2 * in_held_out <= in_file)
+    std::fprintf(stderr,
+                 "[train] warning: the evaluation set, the last 10%% of '%s', holds %lld of the file's %lld classes: is the file sorted by "
+                 "class? Shuffle it before saving, or give eval_data_file (--eval-data)\n",
+                 data_file.c_str(), static_cast<long long>(in_held_out), static_cast<long long>(in_file));
+}
+
 // Both load_data and build_model need the data (build_model for a sample input); it is read once.
 struct ScriptedData {
   std::string data_file;
@@ -57,6 +75,7 @@ struct ScriptedData {
                                     " examples, too few to hold out 10% for evaluation; give eval_data_file (--eval-data)");
       train = all->slice(0, all->size() - held_out);
       eval = all->slice(all->size() - held_out, held_out);
+      warn_if_held_out_misses_classes(*all, *eval, data_file);
     });
   }
 };

@@ -1,12 +1,16 @@
 // The torchscript workload: a user's scripted model on data saved from Python, named by the config.
 #include "dyno/workloads/scripted_workload.h"
 
+#include <cstdio>
+#include <fstream>
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "fixture_files.h"
 #include "dyno/reports/run_config.h"
 #include "user_error_matcher.h"
+#include "dyno/workloads/tensor_source.h"
 #include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
@@ -36,6 +40,30 @@ TEST(ScriptedWorkload, HoldsOutTheDataFilesLastTenthForEvaluation) {
   SegmentedModel model = w.build_model();
   EXPECT_EQ(model->segments().size(), 3u);
   EXPECT_EQ(model->forward(tiny.eval->make_batch({0, 1}).input).sizes(), torch::IntArrayRef({2, 10}));
+}
+
+TEST(ScriptedWorkload, AHeldOutTenthWithFewOfTheClassesIsWarnedAbout) {
+  // data.pt's examples sorted by class: its last tenth holds one or two of the ten classes.
+  const auto data = TensorSource::from_file(fixture("data.pt"));
+  const torch::Tensor order = data->targets().argsort(/*stable=*/true);
+  auto dict = c10::Dict<std::string, torch::Tensor>();
+  dict.insert("inputs", data->inputs().index_select(0, order));
+  dict.insert("targets", data->targets().index_select(0, order));
+  const std::string sorted = ::testing::TempDir() + "sorted_data.pt";
+  {
+    const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+    std::ofstream(sorted, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  RunConfig config = scripted_config("model.pt", "data.pt");
+  config.data_file = sorted;
+  ::testing::internal::CaptureStderr();
+  workload_for(config).load_data("full");
+  const std::string warned = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(warned.find("of the file's 10 classes: is the file sorted by class?"), std::string::npos) << warned;
+  ::testing::internal::CaptureStderr();
+  workload_for(scripted_config("model.pt", "data.pt")).load_data("full");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  std::remove(sorted.c_str());
 }
 
 TEST(ScriptedWorkload, EvaluatesOnAnEvalDataFileWhenGiven) {
