@@ -163,7 +163,10 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
     }
     for (const auto& entry : options.environment) {
       const auto eq = entry.find('=');
-      ::setenv(entry.substr(0, eq).c_str(), eq == std::string::npos ? "" : entry.c_str() + eq + 1, 1);
+      if (eq == std::string::npos)
+        ::unsetenv(entry.c_str());
+      else
+        ::setenv(entry.substr(0, eq).c_str(), entry.c_str() + eq + 1, 1);
     }
     if (!options.cpus.empty()) {
       cpu_set_t set;

@@ -27,9 +27,20 @@ struct ChildResult {
   int64_t peak_rss_bytes = 0;
 };
 
+// The variables that make a process a rank of a distributed job (c10d's, and torchrun's agent
+// and restarts): a process dyno starts as one rank of its own, or as a launcher of its own ranks,
+// must not inherit a surrounding job's (`dyno tune` run under a scheduler that sets WORLD_SIZE).
+inline const std::vector<std::string>& distributed_job_variables() {
+  static const std::vector<std::string> names = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                                                 "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
+                                                 "TORCHELASTIC_RUN_ID", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME"};
+  return names;
+}
+
 // What a caller adds to a child's start and watch.
 struct ChildOptions {
-  std::vector<std::string> environment;  // "NAME=value" entries added to (or replacing in) the inherited environment
+  // "NAME=value" entries added to (or replacing in) the inherited environment; "NAME" alone removes NAME.
+  std::vector<std::string> environment;
   // Asked about every 50 ms while the child runs, with its seconds since start: true kills it
   // (its process group) and sets ChildResult::stopped; for a caller that has seen what it needs.
   std::function<bool(double)> should_stop;

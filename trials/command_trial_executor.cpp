@@ -158,7 +158,8 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     return false;
   };
   ChildOptions child_options;
-  child_options.environment = env;
+  child_options.environment = distributed_job_variables();  // a trial is the program's job, not a surrounding one's rank
+  child_options.environment.insert(child_options.environment.end(), env.begin(), env.end());
   child_options.should_stop = should_stop;
   child_options.measure_memory = true;     // the program's own figure is not known; what it and its workers held is
   child_options.reap_descendants = true;  // torchrun starts each rank in a session of its own

@@ -117,6 +117,9 @@ int run_launch(const LaunchArgs& a) {
     if (pid == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // no orphan if the launcher is killed
       if (::getppid() != parent) ::_exit(127);
+      // A job's around this launcher (dyno tune inside torchrun) is not these ranks' job: its
+      // agent store, restarts and group rank would send them to another rendezvous.
+      for (const auto& name : distributed_job_variables()) ::unsetenv(name.c_str());
       ::setenv("RANK", std::to_string(r).c_str(), 1);
       ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
       ::setenv("WORLD_SIZE", std::to_string(a.nproc).c_str(), 1);
@@ -124,11 +127,6 @@ int run_launch(const LaunchArgs& a) {
       ::setenv("MASTER_ADDR", a.master_addr.c_str(), 1);
       ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       ::setenv("DYNO_LAUNCH_REASON_FILE", reason_file(r).c_str(), 1);
-      // A torchrun job's around this launcher (dyno tune inside one) is not these ranks' job: its
-      // agent store, restarts and group rank would send them to another rendezvous.
-      for (const char* name : {"TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
-                               "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME"})
-        ::unsetenv(name);
       if (!omp_threads.empty()) ::setenv("OMP_NUM_THREADS", omp_threads.c_str(), 1);
       ::execvp(argv[0], argv.data());
       std::fprintf(stderr, "dyno launch: cannot execute %s: %s\n", argv[0], std::strerror(errno));

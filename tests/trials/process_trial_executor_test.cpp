@@ -4,6 +4,8 @@
 
 #include <signal.h>
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include "dyno/reports/run_report.h"
@@ -69,6 +71,29 @@ TEST(ProcessTrialExecutor, MeasuresThroughputWithAnInterval) {
   EXPECT_GE(t.ci_high, t.samples_per_second);
   EXPECT_GE(t.losses.size(), 6u);
   EXPECT_GT(t.peak_memory_bytes, 0);
+}
+
+// A tune run inside a distributed job (a scheduler that sets WORLD_SIZE and the store for every
+// process of the job): its trials are one process each, not ranks waiting on that store.
+TEST(ProcessTrialExecutor, ATrialIsNotARankOfAJobTheTuneRunsIn) {
+  const testing::TempDir scratch("trials_job");
+  struct JobEnvironment {
+    JobEnvironment() {
+      ::setenv("WORLD_SIZE", "2", 1);
+      ::setenv("RANK", "1", 1);
+      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+      ::setenv("MASTER_PORT", "9", 1);
+    }
+    ~JobEnvironment() {
+      for (const char* name : {"WORLD_SIZE", "RANK", "MASTER_ADDR", "MASTER_PORT"}) ::unsetenv(name);
+    }
+  } job;
+  auto options = tiny_trials(scratch.str());
+  options.timeout_s = 30;
+  ProcessTrialExecutor executor(options);
+  const Trial t = executor.execute({{"batch_size", 32}}, {}, "one");
+  ASSERT_EQ(t.outcome, Outcome::Ok) << t.reason;
+  EXPECT_EQ(std::getenv("WORLD_SIZE"), std::string("2"));  // the tune's own environment is kept
 }
 
 // A throughput trial's windows are sized for an interval: about 16 per trial, never longer than
