@@ -26,8 +26,10 @@ inline bool nccl_refused_usage(const std::string& what) {
   return what.find("ncclInvalidUsage") != std::string::npos || what.find("ncclInvalidArgument") != std::string::npos;
 }
 inline std::string nccl_usage_failure(const std::string& what) {
-  return "NCCL refused the job's use of the GPUs: " + what +
-         " (nccl needs a GPU of its own for every rank: give each rank another GPU, or set ddp.backend=gloo)";
+  if (what.find("Duplicate GPU") != std::string::npos)
+    return "NCCL refused the job's use of the GPUs: " + what +
+           " (nccl needs a GPU of its own for every rank: give each rank another GPU, or set ddp.backend=gloo)";
+  return "NCCL refused how the job called it: " + what + " (run with NCCL_DEBUG=WARN for its reason)";
 }
 
 }  // namespace dyno

@@ -431,7 +431,7 @@ TEST(Ddp, TorchrunLaunchesTwoRanks) {
 }
 
 // The first message is NCCL 2.28's, from two ranks given one H200 through CUDA_VISIBLE_DEVICES=0; the
-// second is its form for a peer that is gone.
+// others are its forms for another misuse and for a peer that is gone.
 TEST(Ddp, NcclRefusingTwoRanksOnOneGpuIsTheJobsConfigurationNotAPeersFailure) {
   const std::string duplicate_gpu =
       "NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL "
@@ -440,6 +440,9 @@ TEST(Ddp, NcclRefusingTwoRanksOnOneGpuIsTheJobsConfigurationNotAPeersFailure) {
   EXPECT_TRUE(nccl_refused_usage(duplicate_gpu));
   EXPECT_NE(nccl_usage_failure(duplicate_gpu).find("Duplicate GPU detected"), std::string::npos);
   EXPECT_NE(nccl_usage_failure(duplicate_gpu).find("ddp.backend=gloo"), std::string::npos);
+  const std::string other_misuse = "NCCL error in: ProcessGroupNCCL.cpp:1, invalid argument, NCCL version 2.28.9 ncclInvalidArgument: Invalid value";
+  EXPECT_TRUE(nccl_refused_usage(other_misuse));
+  EXPECT_EQ(nccl_usage_failure(other_misuse).find("a GPU of its own"), std::string::npos);
   const std::string peer_gone =
       "NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2001, remote process exited or there was a network "
       "error, NCCL version 2.28.9 ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.";
