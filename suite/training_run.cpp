@@ -354,6 +354,10 @@ void TrainingRun::train() {
       if (!stop_reason_.empty()) break;
     }
     if (stop_reason_.empty()) stop_reason_ = "epochs";
+    // The steps after the last log point: their loss is on the curve too, and a NaN there diverged
+    // the run as much as one at a log point.
+    if (loss_count_ > 0)
+      if (std::string verdict = loss_point(); !verdict.empty()) stop_reason_ = verdict;
     // The trained model's metric: after the last epoch unless its last step was evaluated
     // (eval_every_steps off the epochs' end), after any other end only when nothing was evaluated.
     const bool last_step_evaluated = !report_.metric_curve.empty() && report_.metric_curve.back().step == step_;
@@ -532,6 +536,33 @@ void TrainingRun::plan_time_limit() {
 std::string TrainingRun::log_point() {
   backend_->synchronize();
   phases_->collect();
+  if (std::string verdict = loss_point(); !verdict.empty()) return verdict;
+  if (distributed_ && distributed_->any(config_.time_limit_s > 0 && elapsed_s() >= config_.time_limit_s)) return "time_limit";
+  if (step_ - first_step_ > measure_from_ && window_items_ > 0) {
+    report_.throughput_windows.push_back(static_cast<double>(window_items_) / seconds_since(window_start_));
+    window_start_ = Clock::now();
+    window_items_ = 0;
+    std::string verdict = stopping_.after_window(report_.throughput_windows);
+    if (distributed_) {  // each rank judges its own windows; any rank's verdict stops every rank
+      const bool stable = distributed_->any(verdict == "stable");
+      const bool outpaced = distributed_->any(verdict == "outpaced");
+      verdict = stable ? "stable" : outpaced ? "outpaced" : "";
+    }
+    if (!verdict.empty()) return verdict;
+  }
+  if (options_.progress) {
+    const double step_s = (elapsed_s() - elapsed_before_s_ - eval_time_s_) / static_cast<double>(std::max<int64_t>(step_ - first_step_, 1));
+    std::fprintf(stderr, "\r[%s] epoch %lld/%lld step %lld/%lld loss %.4f %s/s %.0f ETA %s   ", workload_.name.c_str(),
+                 static_cast<long long>(epoch_ + 1), static_cast<long long>(config_.epochs), static_cast<long long>(step_),
+                 static_cast<long long>(planned_steps_), report_.loss_curve.back().value, workload_.throughput_unit.c_str(),
+                 report_.throughput_windows.empty() ? 0.0 : report_.throughput_windows.back(),
+                 format_duration(step_s * static_cast<double>(planned_steps_ - step_)).c_str());
+    std::fflush(stderr);
+  }
+  return "";
+}
+
+std::string TrainingRun::loss_point() {
   // The job's mean over the interval (every rank's share of the batch, not rank 0's alone), and
   // NaN on any rank is NaN here: the divergence check below needs no collective of its own.
   double loss_sum = loss_sum_.item<double>(), loss_count = static_cast<double>(loss_count_);
@@ -550,28 +581,6 @@ std::string TrainingRun::log_point() {
     report_.outcome = Outcome::Diverged;
     report_.outcome_reason = "training loss became " + std::to_string(mean_loss) + " at step " + std::to_string(step_);
     return "diverged";
-  }
-  if (distributed_ && distributed_->any(config_.time_limit_s > 0 && elapsed_s() >= config_.time_limit_s)) return "time_limit";
-  if (step_ - first_step_ > measure_from_ && window_items_ > 0) {
-    report_.throughput_windows.push_back(static_cast<double>(window_items_) / seconds_since(window_start_));
-    window_start_ = Clock::now();
-    window_items_ = 0;
-    std::string verdict = stopping_.after_window(report_.throughput_windows);
-    if (distributed_) {  // each rank judges its own windows; any rank's verdict stops every rank
-      const bool stable = distributed_->any(verdict == "stable");
-      const bool outpaced = distributed_->any(verdict == "outpaced");
-      verdict = stable ? "stable" : outpaced ? "outpaced" : "";
-    }
-    if (!verdict.empty()) return verdict;
-  }
-  if (options_.progress) {
-    const double step_s = (elapsed_s() - elapsed_before_s_ - eval_time_s_) / static_cast<double>(std::max<int64_t>(step_ - first_step_, 1));
-    std::fprintf(stderr, "\r[%s] epoch %lld/%lld step %lld/%lld loss %.4f %s/s %.0f ETA %s   ", workload_.name.c_str(),
-                 static_cast<long long>(epoch_ + 1), static_cast<long long>(config_.epochs), static_cast<long long>(step_),
-                 static_cast<long long>(planned_steps_), mean_loss, workload_.throughput_unit.c_str(),
-                 report_.throughput_windows.empty() ? 0.0 : report_.throughput_windows.back(),
-                 format_duration(step_s * static_cast<double>(planned_steps_ - step_)).c_str());
-    std::fflush(stderr);
   }
   return "";
 }

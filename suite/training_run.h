@@ -60,6 +60,7 @@ class TrainingRun {
   std::string stop_before_step();
   void step();
   std::string log_point();
+  std::string loss_point();  // the job's mean loss since the last one, on the curves; "diverged" when it is not finite
   void plan_time_limit();
   std::string evaluation();
   void save_state(int64_t epoch, int64_t batch_in_epoch);

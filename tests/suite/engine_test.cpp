@@ -426,6 +426,20 @@ TEST(Engine, NanLossIsRecordedAsDivergence) {
   EXPECT_NE(r.outcome_reason.find("at step 3"), std::string::npos) << r.outcome_reason;
 }
 
+TEST(Engine, ANanLossAfterTheLastLogPointIsDivergenceToo) {
+  RunConfig c = tiny("fashion-mlp");
+  c.log_every_steps = 10;
+  c.max_steps = 13;
+  c.inject_fault = "nan";
+  c.inject_fault_at_step = 12;
+  RunReport r = Engine().run(c);
+  EXPECT_EQ(r.outcome, Outcome::Diverged);
+  EXPECT_EQ(r.summary.stop_reason, "diverged");
+  EXPECT_NE(r.outcome_reason.find("at step 13"), std::string::npos) << r.outcome_reason;
+  ASSERT_EQ(r.loss_curve.size(), 2u);  // steps 1-10, then the last three
+  EXPECT_TRUE(std::isfinite(r.loss_curve.front().value));
+}
+
 // Label smoothing changes the training loss (a smoothed target never reaches zero loss: the
 // first step's loss, same weights and batch, differs) while evaluation stays plain accuracy.
 TEST(Engine, LabelSmoothingChangesOnlyTheTrainingLoss) {
