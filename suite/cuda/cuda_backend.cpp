@@ -16,6 +16,7 @@
 #include "dyno/reports/run_config.h"
 #include "dyno/reports/user_error.h"
 #include "dyno/suite/device_backend.h"
+#include "dyno/suite/slowdown_controller.h"
 
 namespace dyno {
 namespace {
@@ -81,19 +82,14 @@ class CudaBackend : public DeviceBackend {
     context.setAllowTF32CuDNN(true);
   }
   std::unique_ptr<PhaseClock> make_phase_clock() override { return std::make_unique<CudaPhaseClock>(); }
-  // In a device-bound steady state the loop's period (from one call to the next: the host's step
-  // and its busy-wait, waiting on a full queue) is the device's, which holds the last step's own
-  // spin: that part is taken out, so that the spin is `fraction` of the step's own device work. The
-  // period is capped at the step and its busy-wait, so that a pause between steps (an evaluation,
-  // a save) is not taken for work.
+  // The device and the host are delayed by one amount at one point (SlowdownController): the
+  // spin is queued first, so that on an idle device it runs while the host busy-waits.
   void slow_down(double step_s, double fraction) override {
-    busy_wait(step_s * fraction);
+    if (!slowdown_) slowdown_.emplace(fraction);
+    const double delay_s = slowdown_->delay_s(std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(), step_s);
     if (cycles_per_s_ == 0) cycles_per_s_ = measure_spin_rate();
-    const auto now = std::chrono::steady_clock::now();
-    const double period_s = last_call_ ? std::min(std::chrono::duration<double>(now - *last_call_).count(), (1 + fraction) * step_s) : step_s;
-    last_call_ = now;
-    spun_s_ = fraction * std::max(0.0, period_s - spun_s_);
-    at::cuda::sleep(static_cast<int64_t>(spun_s_ * cycles_per_s_));
+    at::cuda::sleep(static_cast<int64_t>(delay_s * cycles_per_s_));
+    busy_wait(delay_s);
   }
 
  private:
@@ -101,6 +97,7 @@ class CudaBackend : public DeviceBackend {
   // kernel counts is the SM's, which boost moves away from the nominal rate).
   static double measure_spin_rate() {
     constexpr int64_t kCycles = 20'000'000;
+    at::cuda::sleep(1000);  // the kernel's first launch (its loading) is not timed
     at::cuda::CUDAEvent begin(cudaEventDefault), end(cudaEventDefault);
     begin.record();
     at::cuda::sleep(kCycles);
@@ -110,8 +107,7 @@ class CudaBackend : public DeviceBackend {
   }
   c10::DeviceIndex index_;
   double cycles_per_s_ = 0;
-  double spun_s_ = 0;  // the last step's spin on the device
-  std::optional<std::chrono::steady_clock::time_point> last_call_;
+  std::optional<SlowdownController> slowdown_;
 };
 
 void require_cuda() {
