@@ -66,6 +66,25 @@ off_t whole_lines_size(int fd, off_t size) {
   return 0;
 }
 
+// Writes `content` into what `path` names as it is (no temporary file, no rename).
+void write_in_place(const std::string& path, const std::function<void(const PieceWriter& write)>& content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) fail("open", path, errno);
+  int write_error = 0;
+  try {
+    content([&](const void* data, size_t size) {
+      if (write_error == 0) write_error = write_bytes(fd, data, size);
+      return write_error == 0;
+    });
+  } catch (...) {
+    ::close(fd);
+    if (write_error) fail("write", path, write_error);
+    throw;
+  }
+  ::close(fd);
+  if (write_error) fail("write", path, write_error);
+}
+
 }  // namespace
 
 void make_folder(const std::string& path) {
@@ -79,7 +98,20 @@ bool names_a_folder(const std::string& path) {
   return !path.empty() && (path.back() == '/' || (::stat(path.c_str(), &s) == 0 && S_ISDIR(s.st_mode)));
 }
 
-void write_file_atomically(const std::string& path, const std::function<void(const PieceWriter& write)>& content) {
+void write_file_atomically(const std::string& given_path, const std::function<void(const PieceWriter& write)>& content) {
+  // A symbolic link is written through: the file it names is replaced and the link stays. What is
+  // not a file (a device, as /dev/null; a FIFO) is written to as it is: there is nothing to replace.
+  std::string path = given_path;
+  struct stat s {};
+  if (::lstat(given_path.c_str(), &s) == 0 && S_ISLNK(s.st_mode)) {
+    std::error_code error;
+    const auto target = std::filesystem::weakly_canonical(given_path, error);
+    if (!error) path = target.string();
+  }
+  if (::stat(path.c_str(), &s) == 0 && !S_ISREG(s.st_mode) && !S_ISDIR(s.st_mode)) {
+    write_in_place(path, content);
+    return;
+  }
   create_parent(path);
   std::string temp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -165,9 +197,15 @@ std::string read_file(const std::string& path) {
   if (::stat(path.c_str(), &s) == 0 && S_ISDIR(s.st_mode)) throw UserError("file", "cannot read '" + path + "': it is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError("file", "cannot read '" + path + "': " + std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  // No file dyno reads is this large; a stream that never ends (/dev/zero) would fill the memory.
+  constexpr size_t kLargest = size_t{256} << 20;
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+    if (text.size() > kLargest) throw UserError("file", "cannot read '" + path + "': it is larger than 256 MiB, which no file dyno reads is");
+  }
+  return text;
 }
 
 nlohmann::json read_json_file(const std::string& path, const std::string& where) { return parse_json_text(read_file(path), path, where); }

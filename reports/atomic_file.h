@@ -1,5 +1,7 @@
 // Writes a whole file so that readers only ever see the old or the new content: the text goes
-// to a temporary file in the same directory, is flushed to disk, then renamed over the target.
+// to a temporary file in the same directory, is flushed to disk, then renamed over the target. A
+// symbolic link is written through (the file it names is replaced; the link stays), and what is
+// not a file (/dev/null, a FIFO) is written to as it is.
 #pragma once
 
 #include <cstddef>

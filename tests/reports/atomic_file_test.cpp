@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -28,6 +29,37 @@ TEST(AtomicFile, ReplacesContentAndLeavesNoTemporaryFiles) {
   append_line_durably((dir / "journal.jsonl").string(), "{\"a\":2}");
   EXPECT_EQ(read_file((dir / "journal.jsonl").string()), "{\"a\":1}\n{\"a\":2}\n");
   std::filesystem::remove_all(dir);
+}
+
+TEST(AtomicFile, ALinkIsWrittenThroughAndWhatIsNotAFileIsWrittenToAsItIs) {
+  auto dir = std::filesystem::temp_directory_path() / "dyno_atomic_file_through";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "real");
+  const std::string target = (dir / "real" / "report.json").string(), link = (dir / "report.json").string();
+  write_file_atomically(target, "old");
+  std::filesystem::create_symlink("real/report.json", link);
+  write_file_atomically(link, "new");
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(read_file(target), "new");
+  // A FIFO (as /dev/null, not a file): what is written reaches its reader, and it stays a FIFO.
+  const std::string fifo = (dir / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = read_file(fifo); });
+  write_file_atomically(fifo, "through");
+  reader.join();
+  EXPECT_EQ(received, "through");
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AtomicFile, AStreamThatNeverEndsIsNotReadWhole) {
+  EXPECT_THROW(
+      try { read_file("/dev/zero"); } catch (const UserError& e) {
+        EXPECT_NE(std::string(e.what()).find("larger than 256 MiB"), std::string::npos) << e.what();
+        throw;
+      },
+      UserError);
 }
 
 // A kill while a line was written leaves it torn (no newline); readers ignore it, and the next
