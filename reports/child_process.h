@@ -27,13 +27,15 @@ struct ChildResult {
   int64_t peak_rss_bytes = 0;
 };
 
-// The variables that make a process a rank of a distributed job (c10d's, and torchrun's agent
-// and restarts): a process dyno starts as one rank of its own, or as a launcher of its own ranks,
-// must not inherit a surrounding job's (`dyno tune` run under a scheduler that sets WORLD_SIZE).
+// The variables that make a process a rank of a distributed job (c10d's, torchrun's agent and
+// restarts, an srun task's rank and step size, which the Python helper reads): a process dyno
+// starts as one rank of its own, or as a launcher of its own ranks, must not inherit a surrounding
+// job's (`dyno tune` run under a scheduler that sets WORLD_SIZE). MASTER_ADDR and MASTER_PORT
+// stay: without WORLD_SIZE nothing joins a job by them, and a launcher template (srun) may need them.
 inline const std::vector<std::string>& distributed_job_variables() {
-  static const std::vector<std::string> names = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-                                                 "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
-                                                 "TORCHELASTIC_RUN_ID", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME"};
+  static const std::vector<std::string> names = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "TORCHELASTIC_USE_AGENT_STORE",
+                                                 "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID", "GROUP_RANK",
+                                                 "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "SLURM_PROCID", "SLURM_STEP_NUM_TASKS"};
   return names;
 }
 

@@ -150,7 +150,10 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     trial.reason = "stopped early: its throughput's 95% interval lay below the best so far (" + format_fixed(request.stop_below, 0) + "/s)";
     trial.outpaced_by = request.race_id;
   }
-  for (const auto& p : report.loss_curve) trial.losses.push_back(p.value);
+  // The log points' losses, one a window, as the guard compares them point for point (not the
+  // shorter interval after the last one).
+  for (const auto& p : report.loss_curve)
+    if (p.step % config.log_every_steps == 0) trial.losses.push_back(p.value);
   if (trial.ok() && report.throughput_windows.empty() && !options_.to_target) {
     trial.outcome = Outcome::Rejected;
     trial.reason = "no measurement window completed (raise the time cap or lower log_every_steps)";

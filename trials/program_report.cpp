@@ -163,11 +163,11 @@ ProgramReport read_program_report(const std::string& path, double seen_s, const 
   buffer << in.rdbuf();
   const std::string text = buffer.str();
   ProgramReport report = since ? *previous : ProgramReport{};
-  parse_lines(report, text, path, seen_s, previous, ended);
+  parse_lines(report, text, path, seen_s, since ? previous : nullptr, ended);  // a rewritten file's evaluations are new
   constexpr size_t kHead = 256, kSeam = 64;
   const std::string parsed = (since ? previous->seam : std::string()) + text.substr(0, report.bytes - start);
   report.seam = parsed.substr(parsed.size() - std::min(parsed.size(), kSeam));
-  if (!since) report.head = text.substr(0, std::min(report.bytes, kHead));
+  if (report.head.size() < kHead && report.head.size() == start) report.head += text.substr(0, std::min(report.bytes, kHead) - start);
   return report;
 }
 

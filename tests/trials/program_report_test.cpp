@@ -115,17 +115,19 @@ TEST(ProgramReport, AReadAfterAnotherParsesOnlyWhatWasWrittenSince) {
 TEST(ProgramReport, AReportRewrittenSinceTheLastReadIsReadAgainWhole) {
   const std::string knobs = R"({"event": "knobs", "applied": {"batch_size": 64, "run_name": ")" + std::string(300, 'r') + "\"}}\n";
   const auto window = [](int items) { return R"({"event": "window", "items": )" + std::to_string(items) + R"(, "seconds": 0.5})" "\n"; };
-  const std::string path = report_file(knobs + window(100) + window(100));
+  const std::string eval = R"({"event": "eval", "value": 0.5})" "\n";
+  const std::string path = report_file(knobs + window(100) + eval + window(100));
   const ProgramReport before = read_program_report(path, 1.0);
   ASSERT_EQ(before.windows.size(), 2u);
   // The program started again and wrote at least as much: its first line (the first 256 bytes and
-  // more) the same, the bytes where the last read stopped not.
-  write_file_atomically(path, knobs + window(300) + window(300) + window(300));
+  // more) the same, the bytes where the last read stopped not. Its evaluation is a new one.
+  write_file_atomically(path, knobs + window(300) + eval + window(300) + window(300));
   const ProgramReport after = read_program_report(path, 2.0, &before);
   ASSERT_EQ(after.windows.size(), 3u);
   for (const auto& w : after.windows) EXPECT_DOUBLE_EQ(w.items, 300);
+  EXPECT_DOUBLE_EQ(after.evaluations.at(0).seen_s, 2.0);
   // Its first bytes changed, the ones where the last read stopped not.
-  write_file_atomically(path, R"({"event": "knobs", "applied": {"batch_size": 32}})" "\n" + window(300) + window(300) + window(300) + window(400));
+  write_file_atomically(path, R"({"event": "knobs", "applied": {"batch_size": 32}})" "\n" + window(300) + eval + window(300) + window(300) + window(400));
   const ProgramReport again = read_program_report(path, 3.0, &after);
   ASSERT_EQ(again.windows.size(), 4u);
   EXPECT_EQ(again.applied["batch_size"], 32);
