@@ -197,7 +197,12 @@ double measure_once(const std::string& dyno, const nlohmann::json& config, const
                     const std::vector<int>& cpus = {}, bool candidate = false) {
   const std::string cfg = dir + "/run-" + std::to_string(index) + ".config.json", out = dir + "/run-" + std::to_string(index) + ".json",
                     log = dir + "/run-" + std::to_string(index) + ".log";
-  write_file_atomically(cfg, config.dump(2));
+  // A measurement run saves no training state: it would go where the config says, a baseline's own
+  // file included.
+  nlohmann::json measured = config;
+  if (measured.contains("save_state")) measured["save_state"] = "";
+  if (measured.contains("save_every_steps")) measured["save_every_steps"] = 0;
+  write_file_atomically(cfg, measured.dump(2));
   ChildOptions options;
   options.cpus = cpus;
   options.environment = distributed_job_variables();  // one process, whatever job check runs in
@@ -362,6 +367,13 @@ void refuse_changed_stored_config(const nlohmann::json& stored_config, const nlo
                                "; re-record the baseline with it, measure both sides with --against BASE_DYNO, or use --candidate-set to change the candidate only");
 }
 
+// check measures one process a run: a data-parallel job's figure would need a launcher.
+void refuse_ranks(int64_t world_size, const std::string& what) {
+  if (world_size != 1)
+    throw UserError("check", what + " is " + std::to_string(world_size) +
+                                 ": check measures one process a run; gate a data-parallel job's throughput on ddp.world_size=1, or compare its run reports with dyno compare");
+}
+
 int measure_and_check(const CheckArgs& a, const std::string& work) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   if (!a.record.empty()) {
@@ -370,6 +382,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     c.workload = a.workload.empty() ? default_workload() : a.workload;
     for (const auto& s : a.settings) apply_setting(c, s);
     workload_for(c);  // an unknown or unnamed workload is refused before any run
+    refuse_ranks(c.ddp.world_size, "--set ddp.world_size");
     const nlohmann::json config = to_json(c);
     const bool into_folder = names_a_folder(a.record);
     if (into_folder) make_folder(a.record);  // where the baseline goes is checked before the runs
@@ -397,6 +410,9 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
                                  "; re-record it with dyno check --record, or use --against");
   const nlohmann::json base_config = with_settings(baseline.config, a.settings, "--set");
   const nlohmann::json cand_config = with_settings(base_config, a.candidate_settings, "--candidate-set");
+  for (const auto* config : {&base_config, &cand_config})
+    if (config->value("ddp.world_size", nlohmann::json(1)).is_number_integer())
+      refuse_ranks(config->value("ddp.world_size", int64_t{1}), "the config's ddp.world_size (in '" + baseline_path + "' or set)");
   if (a.against.empty()) refuse_changed_stored_config(baseline.config, base_config, baseline_path);
   CompareOptions o;
   o.threshold = parse_fraction(a.threshold, "check", "--threshold");

@@ -268,6 +268,23 @@ TEST(CheckCommand, ExitCodesAgainstFixedBaselines) {
 
 // The base revision of a same-machine check may predate knobs this one added: it is given the
 // baseline's own keys and the --set ones, never a complete serialisation of this revision's config.
+// A measurement run saves no training state, even where the config names the baseline's own file;
+// a data-parallel config is refused before any run (check measures one process).
+TEST(CheckCommand, MeasurementRunsWriteNothingOfTheConfigsAndRunOneProcess) {
+  auto dir = testing::fresh_dir("check_outputs");
+  auto trivial = baseline_file(dir, "trivial.json", {1, 1.01, 0.99, 1, 1});
+  const std::string before = read_file(trivial);
+  auto r = testing::run_dyno("check --baseline " + trivial + " --runs 3 --candidate-set save_state=" + trivial);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_file(trivial), before);
+  r = testing::run_dyno("check --baseline " + trivial + " --runs 3 --candidate-set ddp.world_size=2");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("ddp.world_size (in '" + trivial + "' or set) is 2: check measures one process a run"), std::string::npos) << r.output;
+  r = testing::run_dyno("check --record " + (dir / "two.json").string() + " -w fashion-mlp --set ddp.world_size=2");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--set ddp.world_size is 2"), std::string::npos) << r.output;
+}
+
 TEST(CheckCommand, ABaseRevisionIsGivenOnlyTheKnobsTheBaselineAndTheSettingsName) {
   auto dir = testing::fresh_dir("check_older_base");
   const auto baseline = baseline_file(dir, "baseline.json", {1, 1.01, 0.99});
