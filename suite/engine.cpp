@@ -19,6 +19,9 @@ RunConfig resolve_config(const RunConfig& input, const Workload& workload) {
   if (config.ddp.backend == "auto") config.ddp.backend = config.device == "cuda" ? "nccl" : "gloo";
   if (config.lr == 0) config.lr = scaled_lr(recipe.lr, config.lr_scaling, effective_batch_size(config), recipe.reference_batch_size);
   validate_combination(config);
+  if (workload.metric_name == "accuracy" && config.target > 1)
+    throw UserError("config", "target: " + nlohmann::json(config.target).dump() + " is above 1; '" + workload.name +
+                                  "' is judged by accuracy, a fraction in (0, 1] (0: the workload's own target)");
   if (config.channels_last && !workload.convolutional)
     throw UserError("config", "channels_last: true applies to convolutional workloads; '" + workload.name + "' has no convolutions");
   if (config.label_smoothing > 0 && workload.loss)

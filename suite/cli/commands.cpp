@@ -82,6 +82,7 @@ RunConfig build_config(const std::string& config_path, const std::string& worklo
   }
   if (!workload.empty()) config.workload = workload;
   for (const auto& s : settings) apply_setting(config, s);
+  refuse_second_workload(workload, config);
   return config;
 }
 
@@ -236,6 +237,11 @@ void add_model_file_options(CLI::App* command, ModelFileArgs& args) {
   command->add_option("--data", args.data, "with --model: training data, torch.save({\"inputs\": X, \"targets\": Y}, path)")->check(not_empty());
   command->add_option("--eval-data", args.eval_data, "with --model: evaluation data in the same form (default: the data's last 10%)")->check(not_empty());
   command->add_option("--loss", args.loss, "with --model: cross_entropy (class targets, accuracy) or mse (float targets, val_loss)")->check(not_empty());
+}
+
+void refuse_second_workload(const std::string& workload_option, const RunConfig& config) {
+  if (!workload_option.empty() && config.workload != workload_option)
+    throw UserError("cli", "--workload " + workload_option + " and --set workload=" + config.workload + ": give the workload once");
 }
 
 void apply_model_file_args(const ModelFileArgs& args, const std::string& workload_option, RunConfig& config) {

@@ -26,6 +26,8 @@ void add_model_file_options(CLI::App* command, ModelFileArgs& args);
 // configs find them from any folder) when --model is given; refuses --data without --model, and
 // --model with a --workload (`workload_option`, empty when not given).
 void apply_model_file_args(const ModelFileArgs& args, const std::string& workload_option, RunConfig& config);
+// A --set workload= that names another workload than -w (--workload) is refused.
+void refuse_second_workload(const std::string& workload_option, const RunConfig& config);
 
 std::string version_text();
 

@@ -381,6 +381,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     RunConfig c;
     c.workload = a.workload.empty() ? default_workload() : a.workload;
     for (const auto& s : a.settings) apply_setting(c, s);
+    refuse_second_workload(a.workload, c);
     workload_for(c);  // an unknown or unnamed workload is refused before any run
     refuse_ranks(c.ddp.world_size, "--set ddp.world_size");
     const nlohmann::json config = to_json(c);

@@ -838,10 +838,11 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--axis,-a", args->axes, "override an axis: knob=v1,v2 | knob=lo:hi:xF | knob=lo:hi:+S (repeatable; a value twice counts once)")->take_all();
   cmd->add_option("--set,-s", args->settings, "knob=value for every trial (device, size, ...), repeatable")->take_all();
   cmd->add_option("--strategy", args->strategy, "grid | random | staged | halving")->capture_default_str();
-  cmd->add_option("--budget", args->budget, "stop after this much trial time: 90s, 10m, 1h, 1m30s");
+  cmd->add_option("--budget", args->budget, "stop after this much trial time: 90s, 10m, 1h, 1m30s")->check(not_empty());
   cmd->add_option("--trials", args->trials, "stop after this many trials")->check(whole_number_in(1, 1000000));
   cmd->add_option("--objective", args->objective, "throughput | time-to-target")->capture_default_str();
-  cmd->add_option("--memory-limit", args->memory_limit, "a trial whose peak memory is above this is oom (bytes, or 512M, 2G, 2GB: binary units)");
+  cmd->add_option("--memory-limit", args->memory_limit, "a trial whose peak memory is above this is oom (bytes, or 512M, 2G, 2GB: binary units)")
+      ->check(not_empty());
   cmd->add_flag("--resume", args->resume, "continue the journal in --out (after an interruption or kill)");
   cmd->add_option("--out,-o", args->out, "output folder (journal, trials, report.json, best-config.json/.py)")->required()->check(folder_to_write());
   cmd->add_option("--seed", args->seed, "seed for the random and halving strategies, and a --command program's base seed (DYNO_SEED); --resume checks it")
@@ -864,20 +865,27 @@ void add_tune_command(CLI::App& app) {
                   "allow data-parallel trials up to this many local ranks (above 1: adds the ddp.* axes); default: the visible GPUs on CUDA, else 1")
       ->check(whole_number_in(1, 1024));
   cmd->add_option("--launcher", args->launcher,
-                  "put this in front of every trial, e.g. 'torchrun --nproc-per-node {ddp.world_size}' or 'srun -n {ddp.world_size}' ({knob} placeholders)");
+                  "put this in front of every trial, e.g. 'torchrun --nproc-per-node {ddp.world_size}' or 'srun -n {ddp.world_size}' ({knob} placeholders)")
+      ->check(not_empty());
   auto* command = cmd->add_flag("--command", "tune an external program: everything after --command is its argument vector, with {knob} "
                                              "placeholders (the last option; README: Tune any training program)");
-  cmd->add_option("--target", args->target, "--command with time-to-target: the evaluation that ends a run, METRIC>=VALUE or METRIC<=VALUE");
-  cmd->add_option("--warmup-windows", args->warmup_windows, "--command: the program's first windows not measured (compilation, warm-up)")
-      ->capture_default_str()
-      ->check(whole_number_in(0, 1000000));
-  cmd->add_option("--measure-windows", args->measure_windows, "--command: measured windows per throughput trial, at budget level 1")
-      ->capture_default_str()
-      ->check(whole_number_in(1, 1000000));
+  const std::vector<CLI::Option*> program_options = {
+      cmd->add_option("--target", args->target, "--command with time-to-target: the evaluation that ends a run, METRIC>=VALUE or METRIC<=VALUE")
+          ->check(not_empty()),
+      cmd->add_option("--warmup-windows", args->warmup_windows, "--command: the program's first windows not measured (compilation, warm-up)")
+          ->capture_default_str()
+          ->check(whole_number_in(0, 1000000)),
+      cmd->add_option("--measure-windows", args->measure_windows, "--command: measured windows per throughput trial, at budget level 1")
+          ->capture_default_str()
+          ->check(whole_number_in(1, 1000000))};
   // Everything after --command is the program's, options included.
   cmd->prefix_command();
-  register_command_handler(cmd, [args, cmd, command] {
+  register_command_handler(cmd, [args, cmd, command, program_options] {
     args->command = cmd->remaining();
+    for (const auto* option : program_options)
+      if (option->count() > 0 && command->count() == 0)
+        throw UserError("tune", option->get_name() + " is for a --command program" +
+                                    (option->get_name() == "--target" ? "; a workload's target is --set target=VALUE" : ""));
     if (command->count() == 0 && !args->command.empty())
       throw UserError("tune", "unexpected argument '" + args->command.front() + "' (an external program goes after --command)");
     if (command->count() > 0 && args->command.empty()) throw UserError("tune", "--command needs the program to run after it");
