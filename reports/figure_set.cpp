@@ -1,6 +1,7 @@
 #include "dyno/reports/figure_set.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <random>
@@ -86,9 +87,12 @@ FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& wh
     if (!j.has("runs") || !json["runs"].is_array()) throw UserError("compare", what + " has no 'runs' list of per-run figures");
     auto& m = set.metrics["samples_per_second"];
     m.unit = j.text("unit", "samples/s");
+    if (m.unit.size() < 3 || m.unit.compare(m.unit.size() - 2, 2, "/s") != 0)
+      throw UserError("compare", what + ": unit '" + m.unit + "' is not a throughput (items per second, as samples/s)");
     set.figure = j.text("figure", kind == "baseline" ? "median" : "");  // baselines from before the field held medians
     for (const auto& v : json["runs"]) {
-      if (!v.is_number()) throw UserError("compare", what + ": run figure " + v.dump() + " is not a number");
+      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+        throw UserError("compare", what + ": run figure " + v.dump() + " is not a throughput (a number above 0)");
       m.values.push_back(v.get<double>());
     }
   } else {

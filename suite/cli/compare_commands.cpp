@@ -118,6 +118,9 @@ int run_compare(const CompareArgs& a) {
                                                           : ": not in the candidate: INCONCLUSIVE"));
       continue;
     }
+    if (b.unit != it->second.unit)
+      throw UserError("compare", name + " is in " + b.unit + " in '" + a.baseline + "' and in " + it->second.unit + " in '" + a.candidate +
+                                     "': compare figures of one unit");
     MetricVerdict row{name, estimate_shift(b.values, it->second.values, b.higher_is_better, o.confidence), ""};
     row.verdict = verdict(row.shift, o);
     rows.push_back(row);

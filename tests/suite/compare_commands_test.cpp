@@ -3,6 +3,8 @@
 
 #include <sstream>
 
+#include <functional>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -167,6 +169,22 @@ TEST(CompareCommand, MalformedAndMismatchedInputs) {
   r = testing::run_dyno("compare --threshold lots " + base + " " + base);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--threshold: 'lots' is not a fraction"), std::string::npos) << r.output;
+  // Figures in another unit, or that are no throughput, are not compared.
+  auto edit = [&](const std::string& name, const std::function<void(nlohmann::json&)>& change) {
+    nlohmann::json j = nlohmann::json::parse(read_file(base));
+    change(j);
+    write_file_atomically((dir / name).string(), j.dump());
+    return (dir / name).string();
+  };
+  r = testing::run_dyno("compare " + base + " " + edit("ms.json", [](nlohmann::json& j) { j["unit"] = "ms"; }));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("unit 'ms' is not a throughput"), std::string::npos) << r.output;
+  r = testing::run_dyno("compare " + base + " " + edit("tokens.json", [](nlohmann::json& j) { j["unit"] = "tokens/s"; }));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("is in samples/s in '" + base + "' and in tokens/s in"), std::string::npos) << r.output;
+  r = testing::run_dyno("compare " + base + " " + edit("negative.json", [](nlohmann::json& j) { j["runs"] = {-1, -2, -3}; }));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("run figure -1 is not a throughput"), std::string::npos) << r.output;
   testing::remove_tree(dir);
 }
 
