@@ -18,6 +18,13 @@
 namespace dyno {
 namespace {
 
+// A history point's figures: a throughput above 0 inside its interval, and a check's verdict.
+void check_figures(const JsonFields& f, double value, double low, double high, const std::string& verdict) {
+  if (!(value > 0) || !std::isfinite(value)) f.fail("value", "a throughput above 0");
+  if (!(low <= value && value <= high)) f.fail("low", "at most \"value\", with \"high\" at least \"value\" (its interval)");
+  if (verdict != "PASS" && verdict != "FAIL" && verdict != "INCONCLUSIVE" && !verdict.empty()) f.fail("verdict", "PASS, FAIL or INCONCLUSIVE");
+}
+
 std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '\'' ? "&#39;" : std::string(1, c);
@@ -64,8 +71,8 @@ std::vector<HistoryEntry> parse_history(const std::string& text, const std::stri
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      throw UserError("history", where + ": not a JSON object");
+    } catch (const nlohmann::json::exception& e) {
+      throw UserError("history", where + ": not valid JSON: " + json_error_text(e));
     }
     if (!j.is_object()) throw UserError("history", where + ": not a JSON object");
     const JsonFields f(j, "history", where);
@@ -83,6 +90,7 @@ std::vector<HistoryEntry> parse_history(const std::string& text, const std::stri
     e.verdict = f.text("verdict");
     if (f.has("regression"))
       e.regression = {{"estimate", f.number("regression")}, {"low", f.number("regression_low")}, {"high", f.number("regression_high")}};
+    check_figures(f, e.value, e.low, e.high, e.verdict);
     entries.push_back(e);
   }
   return entries;
@@ -97,11 +105,13 @@ HistoryEntry history_entry_from_check(const nlohmann::json& check, const std::st
                                "is nothing to append");
   if (c.text("kind") == "check" && c.has("failure"))
     throw UserError("history", "the check FAILED without figures: the candidate " + c.text("failure") + "; there are no runs to append");
-  if (c.text("kind") != "check" || !c.has("runs") || !check["runs"].is_array() || check["runs"].empty())
+  if (c.text("kind") != "check")
     throw UserError("history", "expected the result of `dyno check --out FILE` (kind check, with runs); got kind '" + c.text("kind", "?") + "'");
+  if (!c.has("runs") || !check["runs"].is_array() || check["runs"].empty()) c.fail("runs", "the check's per-run figures, at least one");
   const std::vector<double> runs = c.numbers("runs");
   for (double r : runs)
-    if (!std::isfinite(r)) c.fail("runs", "an array of finite figures");
+    if (!std::isfinite(r) || !(r > 0)) c.fail("runs", "an array of throughputs above 0");
+  if (c.has("regression") && !check["regression"].is_number() && !check["regression"].is_null()) c.fail("regression", "a number or null");
   HistoryEntry e;
   e.revision = revision;
   e.time = time;
@@ -115,6 +125,7 @@ HistoryEntry history_entry_from_check(const nlohmann::json& check, const std::st
   e.low = ci.low;
   e.high = ci.high;
   e.verdict = c.text("verdict");
+  check_figures(c, e.value, e.low, e.high, e.verdict);
   if (c.has("regression") && check["regression"].is_number()) {
     for (const std::string bound : {"regression_low", "regression_high"})
       if (!c.has(bound.c_str()))

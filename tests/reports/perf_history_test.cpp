@@ -77,6 +77,20 @@ TEST(PerfHistory, ABadLineIsNamedAndATornLastLineIgnored) {
   EXPECT_NE(testing::error_of([] { history_entry_from_check({{"kind", "check"}, {"runs", {1.0, 2.0}}, {"regression", 0.1}}, "r", ""); })
                 .find("regression_low"),
             std::string::npos);
+  // Figures that are no throughput, an interval that leaves its value out, a verdict check never gives.
+  const auto check_error = [](const nlohmann::json& changes) {
+    nlohmann::json check = {{"kind", "check"}, {"runs", {1.0, 2.0, 3.0}}, {"verdict", "PASS"}};
+    check.update(changes);
+    return testing::error_of([&] { history_entry_from_check(check, "r", ""); });
+  };
+  EXPECT_NE(check_error({{"runs", {-1.0, -2.0}}}).find("expected an array of throughputs above 0"), std::string::npos);
+  EXPECT_NE(check_error({{"runs", nlohmann::json::array()}}).find("field 'runs' is []; expected the check's per-run figures"), std::string::npos);
+  EXPECT_NE(check_error({{"verdict", "BOGUS"}}).find("expected PASS, FAIL or INCONCLUSIVE"), std::string::npos);
+  EXPECT_NE(check_error({{"regression", "x"}}).find("field 'regression' is \"x\"; expected a number or null"), std::string::npos);
+  write_file_atomically(path, R"({"revision": "a", "metric": "m", "value": 5, "low": 6, "high": 7})" "\n");
+  EXPECT_NE(testing::error_of([&] { read_history(path); }).find("line 1: field 'low' is 6"), std::string::npos);
+  write_file_atomically(path, R"({"revision": "a", "metric": "m", "value": 1e400, "low": 6, "high": 7})" "\n");
+  EXPECT_NE(testing::error_of([&] { read_history(path); }).find("line 1: not valid JSON"), std::string::npos);
   std::remove(path.c_str());
 }
 
