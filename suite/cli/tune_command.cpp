@@ -440,6 +440,13 @@ Tunable workload_tunable(const TuneArgs& args, bool to_target) {
                 : space_from_file(args.space_path);
   if (t.space.declares_knobs()) throw UserError("space", "declares knobs of its own (\"knobs\"): only a program given with --command can take them");
   override_axes(t.space, args.axes);
+  // --max-ranks bounds every trial's ranks, a searched or set world size included.
+  if (const Axis* ranks = t.space.find("ddp.world_size"); ranks && args.max_ranks > 0)
+    for (const auto& value : ranks->values)
+      if (value.is_number_integer() && value.get<int64_t>() > max_ranks)
+        throw UserError("tune", "ddp.world_size " + value.dump() + " (in the space) is above --max-ranks " + std::to_string(max_ranks));
+  if (args.max_ranks > 0 && base.ddp.world_size > max_ranks)
+    throw UserError("tune", "--set ddp.world_size=" + std::to_string(base.ddp.world_size) + " is above --max-ranks " + std::to_string(max_ranks));
   resolve_config(base, workload);  // the settings' combination, and with the workload's recipe
   // A knob fixed with --set is the user's choice: the default space leaves its axis out, saying
   // so; a --space or --axis that searches it contradicts the setting. (The last --set of a knob wins.)

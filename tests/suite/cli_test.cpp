@@ -269,6 +269,8 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"tune -w fashion-mlp --launcher '' -o " + d + "/tune", "--launcher: empty"},
       {"tune -w fashion-mlp --target 'accuracy>=0.9' -o " + d + "/tune", "--target is for a --command program; a workload's target is --set target=VALUE"},
       {"tune -w fashion-mlp --measure-windows 8 -o " + d + "/tune", "--measure-windows is for a --command program"},
+      {"tune -w fashion-mlp --max-ranks 2 --axis ddp.world_size=1,4 -o " + d + "/tune", "ddp.world_size 4 (in the space) is above --max-ranks 2"},
+      {"tune -w fashion-mlp --max-ranks 2 --set ddp.world_size=3 -o " + d + "/tune", "--set ddp.world_size=3 is above --max-ranks 2"},
       {"tune -w fashion-mlp --set save_state=" + d + "/s.pt -o " + d + "/tune", "trials start fresh and save no state; save_state is for dyno train"},
       {"tune -w fashion-mlp --axis batch_size=32,64 --axis batch_size=16 -o " + d + "/tune", "--axis batch_size is given twice"},
       {"tune -w fashion-mlp --strategy random --trials 5 --axis threads=1:1024:+1 --axis prefetch=1:64:+1 --axis num_workers=0:32:+1 -o " + d + "/tune",
