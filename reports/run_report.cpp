@@ -43,15 +43,16 @@ std::vector<CurvePoint> curve_from_json(const JsonFields& curves, const char* na
 }  // namespace
 
 void check_schema_version(const nlohmann::json& json, const std::string& what) {
-  if (!json.is_object() || !json.contains("schema_version") || !json["schema_version"].is_string())
+  if (!json.is_object() || !json.contains("schema_version"))
     throw UserError("report", what + " has no schema_version; is it a dyno report?");
-  std::string version = json["schema_version"];
-  int major = 0;
-  try {
-    major = std::stoi(version.substr(0, version.find('.')));
-  } catch (...) {
+  if (!json["schema_version"].is_string())
+    throw UserError("report", what + ": schema_version is " + json["schema_version"].dump() + ", not a \"MAJOR.MINOR\" string");
+  const std::string version = json["schema_version"];
+  const size_t dot = version.find('.');
+  const auto digits = [](const std::string& text) { return !text.empty() && text.size() < 9 && text.find_first_not_of("0123456789") == std::string::npos; };
+  if (dot == std::string::npos || !digits(version.substr(0, dot)) || !digits(version.substr(dot + 1)))
     throw UserError("report", what + ": schema_version '" + version + "' is not MAJOR.MINOR");
-  }
+  const int major = std::stoi(version.substr(0, dot));
   if (major != kReportSchemaMajor)
     throw UserError("report", what + ": schema_version '" + version + "' has major version " + std::to_string(major) +
                                   "; this dyno reads major version " + std::to_string(kReportSchemaMajor) +

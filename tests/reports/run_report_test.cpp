@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "user_error_matcher.h"
+
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/user_error.h"
 
@@ -55,6 +57,12 @@ TEST(RunReport, ReadsOlderMinorAndRejectsUnknownMajor) {
     FAIL() << "major 2 accepted";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("schema_version '2.0' has major version 2; this dyno reads major version 1"), std::string::npos);
+  }
+  for (const nlohmann::json& version : {nlohmann::json("1.5.7junk"), nlohmann::json("1"), nlohmann::json(".5"), nlohmann::json(1)}) {
+    j["schema_version"] = version;
+    const std::string message = testing::error_of([&] { report_from_json(j); });
+    EXPECT_TRUE(message.find("is not MAJOR.MINOR") != std::string::npos || message.find("not a \"MAJOR.MINOR\" string") != std::string::npos)
+        << version << ": " << message;
   }
   j.erase("schema_version");
   EXPECT_THROW(report_from_json(j), UserError);
