@@ -40,10 +40,15 @@ RunReport Engine::run(const RunConfig& input) {
       throw UserError("config", "ddp.world_size: " + std::to_string(requested.ddp.world_size) + " differs from WORLD_SIZE=" +
                                     std::to_string(distributed_env->world_size) + " set by the launcher; leave it at 1 or make them equal");
     requested.ddp.world_size = distributed_env->world_size;
+    if (requested.inject_fault != "none" && requested.inject_fault_rank >= distributed_env->world_size)
+      throw UserError("config", "inject_fault_rank: " + std::to_string(requested.inject_fault_rank) + " is no rank of this job's " +
+                                    std::to_string(distributed_env->world_size) + " (0 to " + std::to_string(distributed_env->world_size - 1) + ", or -1: every rank)");
     // Every rank on this machine, on the CPU: the gradients are averaged in shared memory.
     if (requested.ddp.backend == "auto" && requested.device != "cuda" && requested.ddp.comm_hook == "none" && distributed_env->world_size > 1 &&
         distributed_env->all_on_this_machine)
       requested.ddp.backend = "shm";
+  } else if (requested.inject_fault != "none" && requested.inject_fault_rank > 0) {
+    throw UserError("config", "inject_fault_rank: " + std::to_string(requested.inject_fault_rank) + " is no rank of a single process (0, or -1: every rank)");
   } else if (requested.ddp.world_size > 1) {
     throw UserError("config", "ddp.world_size: " + std::to_string(requested.ddp.world_size) + " needs a launcher: run `dyno launch --nproc " +
                                   std::to_string(requested.ddp.world_size) + " -- dyno train ...` or torchrun --no-python");

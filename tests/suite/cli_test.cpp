@@ -264,6 +264,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"train -w fashion-mlp --set workload=fashion-cnn", "--workload fashion-mlp and --set workload=fashion-cnn: give the workload once"},
       {"check --record " + d + "/w.json -w fashion-mlp --set workload=fashion-cnn", "--workload fashion-mlp and --set workload=fashion-cnn"},
       {"train -w fashion-mlp --set target=1.5", "target: 1.5 is above 1; 'fashion-mlp' is judged by accuracy, a fraction in (0, 1]"},
+      {"train --set size=tiny inject_fault=crash inject_fault_rank=3", "inject_fault_rank: 3 is no rank of a single process (0, or -1: every rank)"},
       {"tune -w fashion-mlp --budget '' -o " + d + "/tune", "--budget: empty"},
       {"tune -w fashion-mlp --memory-limit '' -o " + d + "/tune", "--memory-limit: empty"},
       {"tune -w fashion-mlp --launcher '' -o " + d + "/tune", "--launcher: empty"},
