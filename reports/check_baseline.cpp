@@ -31,6 +31,13 @@ CheckBaseline check_baseline_from_json(const nlohmann::json& json, const std::st
     b.runs.push_back(r.get<double>());
   }
   b.environment = j.object("environment").json();
+  // The machine's fields as a run report writes them: a hand edit of another type would make any
+  // machine "another machine" (not comparable) instead of being the file's error.
+  const JsonFields environment(b.environment, "check", where + " environment");
+  for (const char* key : {"cores", "threads", "memory_bytes"})
+    if (environment.has(key) && !b.environment[key].is_null() && !b.environment[key].is_number_integer()) environment.fail(key, "a whole number");
+  for (const char* key : {"cpu_model", "device", "device_name", "libtorch_version", "cuda_version", "cudnn_version"})
+    if (environment.has(key) && !b.environment[key].is_null() && !b.environment[key].is_string()) environment.fail(key, "text");
   return b;
 }
 

@@ -39,6 +39,12 @@ TEST(CheckBaseline, RefusesWhatItCannotCompareAgainst) {
   b = baseline();
   b["environment"] = "x";
   EXPECT_EQ(error_of([&] { check_baseline_from_json(b, "b.json"); }), "[check] 'b.json': field 'environment' is \"x\"; expected an object");
+  b = baseline();
+  b["environment"]["threads"] = "2";
+  EXPECT_EQ(error_of([&] { check_baseline_from_json(b, "b.json"); }), "[check] 'b.json' environment: field 'threads' is \"2\"; expected a whole number");
+  b = baseline();
+  b["environment"]["cpu_model"] = 7;
+  EXPECT_EQ(error_of([&] { check_baseline_from_json(b, "b.json"); }), "[check] 'b.json' environment: field 'cpu_model' is 7; expected text");
 }
 
 // A baseline from before the field held each run's median, which a check's runs (window_p90) are not.
