@@ -1,5 +1,7 @@
 #include "dyno/trials/program_report.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -43,6 +45,7 @@ std::string quote_non_finite(const std::string& line) {
 
 // How deep brackets nest in a line of JSON, outside its strings.
 constexpr int kDeepestReportNesting = 64;
+constexpr size_t kLongestReportLine = size_t{1} << 20;
 int nesting_depth(const std::string& line) {
   int depth = 0, deepest = 0;
   bool in_string = false, escaped = false;
@@ -81,6 +84,8 @@ void parse_lines(ProgramReport& report, const std::string& text, const std::stri
   size_t start = 0, number = report.line_number;
   while (start < text.size()) {
     size_t newline = text.find('\n', start);
+    if ((newline == std::string::npos ? text.size() : newline) - start > kLongestReportLine)
+      throw UserError("report", path + " line " + std::to_string(number + 1) + ": longer than 1 MiB; a report line is one short event");
     // Without its newline a line is torn (still being written, or cut off by a kill), unless the
     // program has ended and it is a whole JSON value: then it is the last line it wrote.
     if (newline == std::string::npos && (!ended || !nlohmann::json::accept(quote_non_finite(text.substr(start))))) break;
@@ -102,6 +107,7 @@ void parse_lines(ProgramReport& report, const std::string& text, const std::stri
     if (!j.is_object() || !j.contains("event") || !j["event"].is_string())
       throw UserError("report", where + ": expected an object with \"event\": one of knobs, window, eval, done; got " + utf8_text(line, 200));
     const std::string event = j["event"];
+    if (report.done) throw UserError("report", where + ": a " + event + " line after \"done\", the program's last event");
     ++report.lines;
     if (event == "knobs") {
       if (!j.contains("applied") || !j["applied"].is_object())
@@ -125,6 +131,10 @@ void parse_lines(ProgramReport& report, const std::string& text, const std::stri
         e.elapsed_s = number_field(j, "elapsed", where, false);
         if (!(e.elapsed_s >= 0))
           throw UserError("report", where + ": \"elapsed\" is " + j["elapsed"].dump() + "; it is the seconds since the program started, 0 or more");
+        const auto earlier = std::find_if(report.evaluations.rbegin(), report.evaluations.rend(), [](const auto& x) { return x.elapsed_s.has_value(); });
+        if (earlier != report.evaluations.rend() && *e.elapsed_s < *earlier->elapsed_s)
+          throw UserError("report", where + ": \"elapsed\" " + j["elapsed"].dump() + " is before an earlier evaluation's " +
+                                        nlohmann::json(*earlier->elapsed_s).dump() + "; it counts the seconds of the whole run and never restarts");
       }
       const size_t index = report.evaluations.size();
       e.seen_s = previous && index < previous->evaluations.size() ? previous->evaluations[index].seen_s : seen_s;
@@ -140,6 +150,10 @@ void parse_lines(ProgramReport& report, const std::string& text, const std::stri
 }  // namespace
 
 ProgramReport read_program_report(const std::string& path, double seen_s, const ProgramReport* previous, bool ended) {
+  // A FIFO would block the read (and the tuner), a device never end it.
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode))
+    throw UserError("report", path + " is not a file (a FIFO, a device or a folder was put there); write the report as a file, appending lines");
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
   // The lines the last read parsed are not parsed again (a program writing a window a step makes a

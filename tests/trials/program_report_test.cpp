@@ -2,6 +2,7 @@
 // else that breaks the protocol an error naming the file and the line.
 #include "dyno/trials/program_report.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -133,10 +134,23 @@ TEST(ProgramReport, AReportRewrittenSinceTheLastReadIsReadAgainWhole) {
   EXPECT_EQ(again.applied["batch_size"], 32);
 }
 
+TEST(ProgramReport, AReportThatIsNotAFileIsRefusedWithoutBlocking) {
+  const std::string fifo = "/tmp/dyno_program_report_fifo_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_ERROR_HAS([&] { read_program_report(fifo); }, "is not a file (a FIFO, a device or a folder was put there)");
+  std::remove(fifo.c_str());
+}
+
 TEST(ProgramReport, ALineThatBreaksTheProtocolNamesTheLine) {
   const std::string ok = R"({"event": "done"})" "\n";
   EXPECT_ERROR_HAS([&] { read_program_report(report_file(ok + "not json\n" + ok)); }, "line 2: not a JSON object: not json");
-  EXPECT_ERROR_HAS([&] { read_program_report(report_file(ok + R"({"event": "epoch"})" "\n")); }, "line 2: event 'epoch' is not one of knobs, window, eval, done");
+  const std::string window = R"({"event": "window", "items": 3, "seconds": 1})" "\n";
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(window + R"({"event": "epoch"})" "\n")); }, "line 2: event 'epoch' is not one of knobs, window, eval, done");
+  // Nothing after done: a program's last event; and evaluations' elapsed never goes back.
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(window + ok + window)); }, "line 3: a window line after \"done\"");
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "eval", "value": 0.1, "elapsed": 4})" "\n" R"({"event": "eval", "value": 0.9, "elapsed": 0.5})" "\n")); },
+                   "line 2: \"elapsed\" 0.5 is before an earlier evaluation's 4.0; it counts the seconds of the whole run");
+  EXPECT_ERROR_HAS([&] { read_program_report(report_file(std::string((1 << 20) + 10, ' ') + "\n")); }, "line 1: longer than 1 MiB");
   EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"items": 3})" "\n")); }, "line 1: expected an object with \"event\"");
   EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "window", "items": 3})" "\n")); }, "line 1: a window line needs \"seconds\"");
   EXPECT_ERROR_HAS([&] { read_program_report(report_file(R"({"event": "window", "items": 0, "seconds": 1})" "\n")); }, "needs items > 0 and seconds > 0");
