@@ -80,6 +80,14 @@ std::string ProgramCommand::environment_name(const std::string& knob) {
 
 void ProgramCommand::check_environment_names(const std::set<std::string>& names) {
   std::map<std::string, std::string> knob_of;
+  for (const auto& name : names) {
+    if (name == "seed")
+      throw UserError("space", "knob 'seed': the name is dyno's ({seed} is the trial's seed, DYNO_SEED, which time to target's repeats change); "
+                               "name the program's knob otherwise");
+    if (name.empty() || name.find_first_of("{}=") != std::string::npos)
+      throw UserError("space", "knob '" + name + "': a knob's name is not empty and has no '{', '}' or '=' (it is written {" + name + "} and --axis " +
+                                   name + "=values)");
+  }
   for (const auto& name : names)
     if (const auto [it, first] = knob_of.emplace(environment_name(name), name); !first)
       throw UserError("space", "knobs '" + it->second + "' and '" + name + "' are both " + it->first + " in the program's environment, " +

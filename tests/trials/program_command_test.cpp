@@ -44,6 +44,11 @@ TEST(ProgramCommand, KnobsWithOneEnvironmentNameAreRefused) {
             "rename one");
   EXPECT_NE(testing::error_of([] { ProgramCommand::check_environment_names({"LR", "lr"}); }).find("DYNO_KNOB_LR"), std::string::npos);
   ProgramCommand::check_environment_names({"batch_size", "lr", "ddp.world_size"});
+  // {seed} is dyno's; a name that cannot be a placeholder or an --axis is refused.
+  EXPECT_NE(testing::error_of([] { ProgramCommand::check_environment_names({"seed"}); }).find("knob 'seed': the name is dyno's"), std::string::npos);
+  for (const std::string name : {"", "a}b", "a=b"})
+    EXPECT_NE(testing::error_of([&] { ProgramCommand::check_environment_names({name}); }).find("a knob's name is not empty and has no"), std::string::npos)
+        << name;
 }
 
 TEST(ProgramCommand, TheBestConfigIsTheCommandLineAndEnvironmentToRun) {
