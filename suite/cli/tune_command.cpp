@@ -200,8 +200,11 @@ class ProgramTrials : public TrialSource {
     config["working_directory"] = std::filesystem::current_path().string();  // where the trials ran: the command's relative paths
     return config;
   }
+  // best-config.sh, and the point beside it as DYNO_POINT (a program may read its knobs there).
   void write_companion(const std::string& dir, const nlohmann::json& best_config) const override {
-    write_file_atomically(dir + "/best-config.sh", "#!/bin/sh\n# dyno's tuned configuration: the command line and environment to run\n" +
+    write_file_atomically(dir + "/best-point.json", best_config["point"].dump(2) + "\n");
+    write_file_atomically(dir + "/best-config.sh", "#!/bin/sh\n# dyno's tuned configuration: the command line and environment to run\n"
+                                                   "DYNO_POINT=\"$(cd \"$(dirname \"$0\")\" && pwd)/best-point.json\"; export DYNO_POINT\n" +
                                                        options_.program.best_config_shell(best_config["point"], options_.seed,
                                                                                           best_config["working_directory"].get<std::string>()) + "\n");
   }
@@ -604,7 +607,7 @@ int run_tune(const TuneArgs& args) {
   // A folder of something else is not written over: a tune writes its journal first, so without one
   // (here or phase 1's) the files a tune writes are another's.
   if (!std::filesystem::exists(args.out + "/journal.jsonl") && !std::filesystem::exists(args.out + "/throughput/journal.jsonl"))
-    for (const char* name : {"report.json", "best-config.json", "best-config.py", "best-config.sh", "report.html", "trials", "throughput"})
+    for (const char* name : {"report.json", "best-config.json", "best-config.py", "best-config.sh", "best-point.json", "report.html", "trials", "throughput"})
       if (std::filesystem::exists(args.out + "/" + name))
         throw UserError("tune", "--out '" + args.out + "' holds " + name + " but no tuning journal: it is not a folder dyno tune made, and the tune would overwrite it; "
                                 "choose an empty or new folder");

@@ -406,6 +406,13 @@ TEST(TuneCommand, AProgramIsTunedThroughItsReportAndResumesAfterAKill) {
   EXPECT_EQ(best["argv"].back(), "--not-an-option-of-dyno");
   EXPECT_NE(read_file(dir + "/run/best-config.sh").find("DYNO_KNOB_BATCH_SIZE=64 DYNO_KNOB_MODE=fast DYNO_SEED=0 /bin/sh"), std::string::npos);
   EXPECT_EQ(nlohmann::json::parse(read_file(dir + "/run/best-config.json"))["working_directory"], std::filesystem::current_path().string());
+  // The point as the trials had it at DYNO_POINT, beside the script, from wherever it runs.
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir + "/run/best-point.json")), report["best"]["point"]);
+  const std::string point_line = "DYNO_POINT=\"$(cd \"$(dirname \"$0\")\" && pwd)/best-point.json\"; export DYNO_POINT";
+  EXPECT_NE(read_file(dir + "/run/best-config.sh").find(point_line), std::string::npos);
+  ASSERT_EQ(std::system(("cd / && sh -c '" + std::string("eval \"$(sed -n 3p " + dir + "/run/best-config.sh)\"; cmp \"$DYNO_POINT\" " + dir +
+                         "/run/best-point.json'") + " " + dir + "/run/best-config.sh").c_str()),
+            0);
   std::system(("rm -rf " + dir).c_str());
 }
 
