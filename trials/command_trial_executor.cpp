@@ -211,6 +211,9 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     trial.reason = "stopped at the time cap (" + format_fixed(time_cap, 1) + " s) before it reported anything";
     return trial;
   }
+  // A program that opened its report for writing, not appending, left only its last lines.
+  const std::string rewritten = report.rewrites == 0 ? "" : "; the report file was rewritten or removed " + std::to_string(report.rewrites) +
+                                                                " times while the program ran: open it for appending (mode \"a\")";
   // Every knob is acknowledged: on the command line, or applied with the same value.
   const auto placed = options_.program.command_placeholders();
   for (const auto& [knob, value] : full.items()) {
@@ -224,7 +227,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     if (!report.applied.is_object() || !report.applied.contains(knob)) {
       trial.outcome = Outcome::InvalidConfig;
       trial.reason = "knob " + knob + " is not acknowledged: the program's knobs line does not list it (" +
-                     (report.applied.is_object() ? "it lists " + report.applied.dump() : "it wrote none") + ")";
+                     (report.applied.is_object() ? "it lists " + report.applied.dump() : "it wrote none") + ")" + rewritten;
       return trial;
     }
     if (!same_value(report.applied[knob], value)) {
@@ -271,7 +274,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   }
   if (!child.stopped && !report.done) {
     trial.outcome = Outcome::Crashed;
-    trial.reason = "exit status 0 but the report has no done line: the program stopped before it finished";
+    trial.reason = "exit status 0 but the report has no done line: the program stopped before it finished" + rewritten;
     return trial;
   }
   if (stop_reason == "outpaced") {
@@ -281,7 +284,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   if (trial.windows.empty()) {
     trial.outcome = Outcome::Rejected;
     trial.reason = "no measured window: it reported " + std::to_string(report.windows.size()) + " windows, and the first " +
-                   std::to_string(options_.warmup_windows) + " are warm-up";
+                   std::to_string(options_.warmup_windows) + " are warm-up" + rewritten;
     return trial;
   }
   return trial;

@@ -155,7 +155,12 @@ ProgramReport read_program_report(const std::string& path, double seen_s, const 
   if (::stat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode))
     throw UserError("report", path + " is not a file (a FIFO, a device or a folder was put there); write the report as a file, appending lines");
   std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
+  const size_t rewrites = previous ? previous->rewrites + (previous->bytes > 0) : 0;  // when not read on from where it stopped
+  if (!in) {
+    ProgramReport gone;
+    gone.rewrites = rewrites;
+    return gone;
+  }
   // The lines the last read parsed are not parsed again (a program writing a window a step makes a
   // long report, read every 50 ms): only what was written since, unless the file is now shorter or
   // its parsed part's first or last bytes changed.
@@ -177,6 +182,7 @@ ProgramReport read_program_report(const std::string& path, double seen_s, const 
   buffer << in.rdbuf();
   const std::string text = buffer.str();
   ProgramReport report = since ? *previous : ProgramReport{};
+  if (!since) report.rewrites = rewrites;
   parse_lines(report, text, path, seen_s, since ? previous : nullptr, ended);  // a rewritten file's evaluations are new
   constexpr size_t kHead = 256, kSeam = 64;
   const std::string parsed = (since ? previous->seam : std::string()) + text.substr(0, report.bytes - start);

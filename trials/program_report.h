@@ -45,6 +45,7 @@ struct ProgramReport {
   // The parsed part's first bytes and its last ones (up to `bytes`): a file whose bytes there
   // differ was rewritten (a program started again, a wrapper's retry) and is read again whole.
   std::string head, seam;
+  size_t rewrites = 0;  // reads that found the file rewritten (or gone) since the one before
 
   bool empty() const { return lines == 0; }
 };

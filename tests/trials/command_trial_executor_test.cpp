@@ -188,6 +188,20 @@ TEST_F(CommandTrials, ExitingWithoutDoneIsACrash) {
   EXPECT_EQ(t.reason, "exit status 0 but the report has no done line: the program stopped before it finished");
 }
 
+// Each line written with '>' (a file opened for writing, not appending): what the program wrote
+// before is gone, and the reason says how to write the report.
+TEST_F(CommandTrials, AReportRewrittenWhileTheProgramRanIsSaidInTheReason) {
+  const Trial t = run(program(R"(for i in 1 2 3 4; do
+  printf '{"event": "window", "items": 8, "seconds": 0.1}\n' > "$DYNO_REPORT"
+  sleep 0.3
+done
+printf '{"event": "done"}\n' > "$DYNO_REPORT"
+)"), {});
+  EXPECT_EQ(t.outcome, Outcome::Rejected);
+  EXPECT_NE(t.reason.find("no measured window: it reported 0 windows"), std::string::npos) << t.reason;
+  EXPECT_NE(t.reason.find("times while the program ran: open it for appending (mode \"a\")"), std::string::npos) << t.reason;
+}
+
 // Shell: evaluations 0.5, 0.7, 0.9 at elapsed 1, 2, 3, then (unless stopped) a long sleep.
 const char* kEvaluations = R"(for e in 1:0.5 2:0.7 3:0.9; do
   printf '{"event": "eval", "metric": "accuracy", "value": %s, "elapsed": %s}\n' ${e#*:} ${e%%:*} >> "$DYNO_REPORT"
