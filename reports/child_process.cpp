@@ -19,6 +19,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <fstream>
 #include <functional>
 #include <stdexcept>
 #include <thread>
@@ -109,6 +110,24 @@ void close_descriptors(unsigned first, unsigned last) {
 }
 
 }  // namespace
+
+int kill_processes_with_environment(const std::string& entry_prefix) {
+  int killed = 0;
+  const pid_t self = ::getpid();
+  if (DIR* proc = ::opendir("/proc")) {
+    while (const dirent* e = ::readdir(proc)) {
+      if (!std::isdigit(static_cast<unsigned char>(e->d_name[0])) || std::atoi(e->d_name) == self) continue;
+      std::ifstream in(std::string("/proc/") + e->d_name + "/environ", std::ios::binary);
+      for (std::string entry; std::getline(in, entry, '\0');)
+        if (entry.compare(0, entry_prefix.size(), entry_prefix) == 0) {
+          killed += ::kill(static_cast<pid_t>(std::atoi(e->d_name)), SIGKILL) == 0;
+          break;
+        }
+    }
+    ::closedir(proc);
+  }
+  return killed;
+}
 
 int64_t proc_kib_field_bytes(const std::string& path, const std::string& name) {
   std::FILE* file = std::fopen(path.c_str(), "re");

@@ -22,6 +22,7 @@
 #include <torch/cuda.h>
 
 #include "dyno/reports/atomic_file.h"
+#include "dyno/reports/child_process.h"
 #include "dyno/reports/json_difference.h"
 #include "dyno/reports/knob.h"
 #include "dyno/reports/python_settings.h"
@@ -613,6 +614,10 @@ int run_tune(const TuneArgs& args) {
                                 "choose an empty or new folder");
   Tunable tunable = program ? program_tunable(args, to_target) : workload_tunable(args, to_target);
   if (!to_target) leave_throughput_blind_knobs(tunable);
+  // A tune killed outright (kill -9) left what its trial's program started running.
+  if (args.resume && program)
+    if (const int left = kill_processes_with_environment("DYNO_REPORT=" + std::filesystem::absolute(args.out).string() + "/"))
+      std::fprintf(stderr, "[tune] ended %d process(es) the interrupted run's trial left running\n", left);
   const SearchSpace& space = tunable.space;
   const TrialSource& trials = *tunable.trials;
   // grid, random and halving hold every point of the space in memory before their first trial (as

@@ -416,6 +416,30 @@ TEST(TuneCommand, AProgramIsTunedThroughItsReportAndResumesAfterAKill) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+// A tune killed outright leaves what its trial's program started running (the kill reaches only
+// the trial's own process); --resume ends it, found by the report path it inherited.
+TEST(TuneCommand, ResumeEndsWhatAKilledTunesTrialLeftRunning) {
+  const std::string dir = "/tmp/dyno_tune_leftovers_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  write_file_atomically(dir + "/space.json", R"({"axes": {"x": [1, 2]}, "knobs": {"x": {"type": "integer"}}})");
+  const std::string marker = "sleep 3" + std::to_string(::getpid() % 1000 + 1000);  // a command line of this test's own
+  const std::string running = "pgrep -f '[" + marker.substr(0, 1) + "]" + marker.substr(1) + "' > /dev/null";  // ([s] keeps the shell out)
+  write_file_atomically(dir + "/program.sh", marker + " &\nwhile true; do\n  printf '{\"event\": \"window\", \"items\": 8, \"seconds\": 0.1}\\n' >> \"$DYNO_REPORT\"\n  sleep 0.05\ndone\n");
+  std::vector<std::string> args = {DYNO_BINARY, "tune", "--strategy", "grid", "--space", dir + "/space.json", "--no-verify",
+                                   "--out", dir + "/run", "--command", "/bin/sh", dir + "/program.sh", "{x}"};
+  const pid_t tuner = spawn(args);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::system(running.c_str()) != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(tuner, SIGKILL);
+  wait_for(tuner);
+  ASSERT_EQ(std::system(running.c_str()), 0) << "the trial left nothing running to end";
+  args.insert(args.begin() + 2, "--resume");
+  ASSERT_EQ(wait_for(spawn(args)), 0);
+  EXPECT_NE(std::system(running.c_str()), 0) << "left running after --resume";
+  std::system(("pkill -f '[" + marker.substr(0, 1) + "]" + marker.substr(1) + "'; rm -rf " + dir).c_str());
+}
+
 // A knob whose price is paid before the measured windows (declared warmup_cost, as compiling) would
 // win on throughput that leaves its price out, and one whose role is convergence (a learning rate)
 // would win on noise: the throughput objective keeps both at their defaults.
