@@ -32,8 +32,8 @@ __all__ = ["start", "knobs", "seed", "Reporter", "environment_name"]
 
 class Knobs(dict):
     """The trial's knob values; remembers which ones the program read. A knob start() was not given
-    a default for is read from its DYNO_KNOB_<NAME> when the point does not hold it (outside a trial:
-    best-config.sh sets only those), typed as get()'s default."""
+    a default for is read from its DYNO_KNOB_<NAME> when the point does not hold it, typed as get()'s
+    default."""
 
     def __init__(self, values):
         super().__init__(values)
@@ -91,17 +91,18 @@ def _typed(variable, text, default):
 
 
 def knobs(**defaults):
-    """The trial's knob values: `defaults`; over them each one's DYNO_KNOB_<NAME> (what best-config.sh
-    sets, so the tuned run applies them); over those DYNO_POINT's JSON file (a trial's whole point)."""
+    """The trial's knob values: `defaults`; over them DYNO_POINT's JSON file (a trial's whole point,
+    best-config.sh's best-point.json); over those each one's DYNO_KNOB_<NAME> (the same values in a
+    trial; in best-config.sh, what a user may edit). A DYNO_POINT file that is not there is skipped."""
     values = dict(defaults)
+    path = os.environ.get("DYNO_POINT")
+    if path and os.path.exists(path):
+        with open(path) as f:
+            values.update(json.load(f))
     for name, default in defaults.items():
         variable = environment_name(name)
         if variable in os.environ:
             values[name] = _typed(variable, os.environ[variable], default)
-    path = os.environ.get("DYNO_POINT")
-    if path:
-        with open(path) as f:
-            values.update(json.load(f))
     return Knobs(values)
 
 

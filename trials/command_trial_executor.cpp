@@ -114,8 +114,8 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   write_file_atomically(point_path, full.dump(2) + "\n");
 
   std::vector<std::string> env = ProgramCommand::environment_for(full, seed);
-  env.push_back("DYNO_POINT=" + std::filesystem::absolute(point_path).string());
-  env.push_back("DYNO_REPORT=" + std::filesystem::absolute(report_path).string());
+  env.push_back("DYNO_POINT=" + canonical_path(point_path));
+  env.push_back("DYNO_REPORT=" + canonical_path(report_path));
   env.push_back("DYNO_OBJECTIVE=" + std::string(to_target ? "time-to-target" : "throughput"));
   if (to_target) env.push_back("DYNO_TARGET=" + options_.target->to_string());
   env.push_back("DYNO_TIME_CAP_S=" + format_fixed(time_cap, 1));
@@ -288,6 +288,14 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     return trial;
   }
   return trial;
+}
+
+std::string canonical_path(const std::string& path) {
+  std::error_code error;
+  std::string text = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error).string();
+  if (error) text = std::filesystem::absolute(path).lexically_normal().string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  return text;
 }
 
 }  // namespace dyno

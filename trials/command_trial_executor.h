@@ -60,4 +60,8 @@ class CommandTrialExecutor : public TrialExecutor {
   CommandTrialOptions options_;
 };
 
+// A path as a trial's environment names it (DYNO_REPORT, DYNO_POINT): absolute, with links resolved
+// and no "." or trailing '/', so that one folder is written one way however --out was spelled.
+std::string canonical_path(const std::string& path);
+
 }  // namespace dyno

@@ -1,5 +1,7 @@
 #include "dyno/suite/cli/tune_command.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <csignal>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -205,7 +208,8 @@ class ProgramTrials : public TrialSource {
   void write_companion(const std::string& dir, const nlohmann::json& best_config) const override {
     write_file_atomically(dir + "/best-point.json", best_config["point"].dump(2) + "\n");
     write_file_atomically(dir + "/best-config.sh", "#!/bin/sh\n# dyno's tuned configuration: the command line and environment to run\n"
-                                                   "DYNO_POINT=\"$(cd \"$(dirname \"$0\")\" && pwd)/best-point.json\"; export DYNO_POINT\n" +
+                                                   "point=\"$(CDPATH= cd -- \"$(dirname -- \"$0\")\" && pwd)/best-point.json\"\n"
+                                                   "if [ -f \"$point\" ]; then DYNO_POINT=\"$point\"; export DYNO_POINT; fi\n" +
                                                        options_.program.best_config_shell(best_config["point"], options_.seed,
                                                                                           best_config["working_directory"].get<std::string>()) + "\n");
   }
@@ -614,10 +618,6 @@ int run_tune(const TuneArgs& args) {
                                 "choose an empty or new folder");
   Tunable tunable = program ? program_tunable(args, to_target) : workload_tunable(args, to_target);
   if (!to_target) leave_throughput_blind_knobs(tunable);
-  // A tune killed outright (kill -9) left what its trial's program started running.
-  if (args.resume && program)
-    if (const int left = kill_processes_with_environment("DYNO_REPORT=" + std::filesystem::absolute(args.out).string() + "/"))
-      std::fprintf(stderr, "[tune] ended %d process(es) the interrupted run's trial left running\n", left);
   const SearchSpace& space = tunable.space;
   const TrialSource& trials = *tunable.trials;
   // grid, random and halving hold every point of the space in memory before their first trial (as
@@ -642,6 +642,21 @@ int run_tune(const TuneArgs& args) {
   const int64_t memory_limit = memory_limit_bytes(args);
   if (memory_limit > 0) options.memory_capacity_bytes = memory_limit;
   else if (!program) options.memory_capacity_bytes = device_memory_capacity_bytes(config_from_json(tunable.base));
+
+  // One tune at a time in a folder: two would write one journal (and a resume would end the
+  // running one's trials, below). The lock goes with the process.
+  make_folder(args.out);
+  const struct FolderLock {
+    int fd;
+    ~FolderLock() { ::close(fd); }
+  } lock{::open((args.out + "/tune.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)};
+  if (lock.fd < 0) throw UserError("tune", "cannot create '" + args.out + "/tune.lock': " + std::strerror(errno));
+  if (::flock(lock.fd, LOCK_EX | LOCK_NB) != 0)
+    throw UserError("tune", "--out '" + args.out + "' is in use by another dyno tune (it holds tune.lock); wait for it to end, or choose another --out");
+  // A tune killed outright (kill -9) left what its trial's program started running.
+  if (args.resume && program)
+    if (const int left = kill_processes_with_environment("DYNO_REPORT=" + canonical_path(args.out) + "/"))
+      std::fprintf(stderr, "[tune] ended %d process(es) the interrupted run's trial left running\n", left);
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);

@@ -53,14 +53,17 @@ finally:
 assert dyno_report.environment_name("café") == "DYNO_KNOB_CAF__"
 assert dyno_report.environment_name("ddp.world_size") == "DYNO_KNOB_DDP_WORLD_SIZE"
 
-# A trial's DYNO_POINT file is the whole point and wins over the environment.
+# A trial's DYNO_POINT file is the whole point, over the defaults; a DYNO_KNOB_<NAME> set wins over it
+# (in a trial they agree; in best-config.sh the variable is what a user edits). A DYNO_POINT that is
+# not there (best-config.sh copied without best-point.json) is skipped.
 with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-    json.dump({"batch_size": 512, "amp": "off"}, f)
+    json.dump({"batch_size": 512, "amp": "bf16"}, f)
 try:
     point = knobs_with({"DYNO_KNOB_BATCH_SIZE": "256", "DYNO_POINT": f.name})
 finally:
     os.unlink(f.name)
-assert point["batch_size"] == 512 and point["amp"] == "off", point
+assert point["batch_size"] == 256 and point["amp"] == "bf16", point
+assert knobs_with({"DYNO_KNOB_BATCH_SIZE": "128", "DYNO_POINT": f.name})["batch_size"] == 128
 
 # A value that is not of its knob's type names the variable, the value and what is valid.
 for variable, text, expected in [("DYNO_KNOB_BATCHED_FETCH", "yes", "expected true or false"),

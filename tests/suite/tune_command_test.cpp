@@ -408,9 +408,10 @@ TEST(TuneCommand, AProgramIsTunedThroughItsReportAndResumesAfterAKill) {
   EXPECT_EQ(nlohmann::json::parse(read_file(dir + "/run/best-config.json"))["working_directory"], std::filesystem::current_path().string());
   // The point as the trials had it at DYNO_POINT, beside the script, from wherever it runs.
   EXPECT_EQ(nlohmann::json::parse(read_file(dir + "/run/best-point.json")), report["best"]["point"]);
-  const std::string point_line = "DYNO_POINT=\"$(cd \"$(dirname \"$0\")\" && pwd)/best-point.json\"; export DYNO_POINT";
-  EXPECT_NE(read_file(dir + "/run/best-config.sh").find(point_line), std::string::npos);
-  ASSERT_EQ(std::system(("cd / && sh -c '" + std::string("eval \"$(sed -n 3p " + dir + "/run/best-config.sh)\"; cmp \"$DYNO_POINT\" " + dir +
+  const std::string point_lines = "point=\"$(CDPATH= cd -- \"$(dirname -- \"$0\")\" && pwd)/best-point.json\"\n"
+                                  "if [ -f \"$point\" ]; then DYNO_POINT=\"$point\"; export DYNO_POINT; fi\n";
+  EXPECT_NE(read_file(dir + "/run/best-config.sh").find(point_lines), std::string::npos);
+  ASSERT_EQ(std::system(("cd / && sh -c '" + std::string("eval \"$(sed -n 3,4p " + dir + "/run/best-config.sh)\"; cmp \"$DYNO_POINT\" " + dir +
                          "/run/best-point.json'") + " " + dir + "/run/best-config.sh").c_str()),
             0);
   std::system(("rm -rf " + dir).c_str());
@@ -431,11 +432,17 @@ TEST(TuneCommand, ResumeEndsWhatAKilledTunesTrialLeftRunning) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::system(running.c_str()) != 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // While it runs, no other tune may take its folder (a resume would end its trials).
+  std::vector<std::string> resume = args;
+  resume.insert(resume.begin() + 2, "--resume");
+  EXPECT_EQ(wait_for(spawn(resume)), 2);
+  EXPECT_EQ(std::system(running.c_str()), 0) << "the running tune's trial was ended";
   ::kill(tuner, SIGKILL);
   wait_for(tuner);
   ASSERT_EQ(std::system(running.c_str()), 0) << "the trial left nothing running to end";
-  args.insert(args.begin() + 2, "--resume");
-  ASSERT_EQ(wait_for(spawn(args)), 0);
+  // --out spelled otherwise than the first run's.
+  resume[resume.size() - 5] = dir + "/./run/";
+  ASSERT_EQ(wait_for(spawn(resume)), 0);
   EXPECT_NE(std::system(running.c_str()), 0) << "left running after --resume";
   std::system(("pkill -f '[" + marker.substr(0, 1) + "]" + marker.substr(1) + "'; rm -rf " + dir).c_str());
 }
