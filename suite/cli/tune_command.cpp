@@ -654,9 +654,15 @@ int run_tune(const TuneArgs& args) {
   if (::flock(lock.fd, LOCK_EX | LOCK_NB) != 0)
     throw UserError("tune", "--out '" + args.out + "' is in use by another dyno tune (it holds tune.lock); wait for it to end, or choose another --out");
   // A tune killed outright (kill -9) left what its trial's program started running.
-  if (args.resume && program)
-    if (const int left = kill_processes_with_environment("DYNO_REPORT=" + canonical_path(args.out) + "/"))
-      std::fprintf(stderr, "[tune] ended %d process(es) the interrupted run's trial left running\n", left);
+  // (Rounds: what one forked while the scan ran is found by the next.)
+  if (args.resume && program) {
+    int left = 0;
+    for (int round = 0, killed = 1; killed > 0 && round < 10; ++round, left += killed) {
+      killed = kill_processes_with_environment("DYNO_REPORT=" + canonical_path(args.out) + "/");
+      if (killed > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (left > 0) std::fprintf(stderr, "[tune] ended %d process(es) the interrupted run's trial left running\n", left);
+  }
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
