@@ -161,7 +161,10 @@ int run_report(const ReportArgs& a) {
   if (!a.html) throw UserError("report", "for a tuning folder, pass --html (dyno report " + dir + " --html)");
   const std::string report_path = dir + "/report.json";
   if (!std::filesystem::exists(report_path))
-    throw UserError("report", "'" + report_path + "' does not exist; give the --out folder of a dyno tune run");
+    throw UserError("report", "'" + report_path + "' does not exist; " +
+                                  (std::filesystem::exists(dir + "/journal.jsonl") || std::filesystem::exists(dir + "/throughput/journal.jsonl")
+                                       ? "the tune in '" + dir + "' has not finished (its journal is there): run it again with --resume to finish it"
+                                       : std::string("give the --out folder of a dyno tune run")));
   nlohmann::json tune = read_json(report_path);
   check_schema_version(tune, "'" + report_path + "'");
   const std::string kind = JsonFields(tune, "report", "'" + report_path + "'").text("kind", "?");

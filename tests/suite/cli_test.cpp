@@ -216,6 +216,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
   write_file_atomically((dir / "tune-report.json").string(), R"({"schema_version": "1.3", "kind": "tune", "trials": []})");
   write_file_atomically((dir / "not-a-tune" / "report.json").string(), "a file of the user's");
   write_file_atomically((dir / "config.json").string(), R"({"size": "tiny"})");
+  write_file_atomically((dir / "interrupted" / "journal.jsonl").string(), R"({"kind": "header"})" "\n");
   write_file_atomically((dir / "future-report.json").string(), R"({"schema_version": "9.0", "kind": "run", "config": {"amp": "bf16"}})");
   const std::string d = dir.string();
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -243,6 +244,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"compare " + d + "/a.json " + d + "/b.json --markdown " + d + "/a.json", "--markdown '" + d + "/a.json' is the baseline; writing it would destroy it"},
       {"report history " + d + "/h.jsonl --html -o " + d + "/h.jsonl", "--out '" + d + "/h.jsonl' is the history; writing it would destroy it"},
       {"report " + d + " -o " + d + "/r.html", "--out '" + d + "/r.html' is where --html writes; pass --html too"},
+      {"report " + d + "/interrupted --html", "the tune in '" + d + "/interrupted' has not finished (its journal is there): run it again with --resume"},
       {"train --model ''", "--model: empty; give a value or leave the option out"},
       {"train --set size=tiny resume_state=" + d + "/s.pt -o " + d + "/s.pt", "--out '" + d + "/s.pt' is the training state (resume_state); writing it would destroy it"},
       {"train --set size=tiny save_every_steps=2", "save_every_steps: 2 saves the state to save_state, which is empty"},
