@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "dyno/reports/user_error.h"
+#include "dyno/reports/utf8_text.h"
 
 namespace dyno {
 namespace {
@@ -221,7 +222,8 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& path,
 std::string json_error_text(const nlohmann::json::exception& error) {
   const std::string what = error.what();
   const size_t end = what.find("] ");
-  return what.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? what.substr(end + 2) : what;
+  // (The parser quotes what it last read, invalid UTF-8 included: the message stays valid UTF-8.)
+  return utf8_text(what.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? what.substr(end + 2) : what);
 }
 
 }  // namespace dyno

@@ -53,6 +53,17 @@ TEST(AtomicFile, ALinkIsWrittenThroughAndWhatIsNotAFileIsWrittenToAsItIs) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(AtomicFile, AJsonErrorOnInvalidUtf8IsValidUtf8) {
+  try {
+    parse_json_text("{\"a\": \"\xff\"}", "bad.json", "config");
+    FAIL() << "parsed";
+  } catch (const UserError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("'bad.json' is not valid JSON"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\xff'), std::string::npos) << message;
+  }
+}
+
 TEST(AtomicFile, AStreamThatNeverEndsIsNotReadWhole) {
   EXPECT_THROW(
       try { read_file("/dev/zero"); } catch (const UserError& e) {
