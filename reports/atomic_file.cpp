@@ -193,18 +193,17 @@ void append_line_durably(const std::string& path, const std::string& line) {
   ::close(fd);
 }
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, size_t most_bytes) {
   struct stat s {};
   if (::stat(path.c_str(), &s) == 0 && S_ISDIR(s.st_mode)) throw UserError("file", "cannot read '" + path + "': it is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError("file", "cannot read '" + path + "': " + std::strerror(errno));
-  // No file dyno reads is this large; a stream that never ends (/dev/zero) would fill the memory.
-  constexpr size_t kLargest = size_t{256} << 20;
   std::string text;
   char buffer[1 << 16];
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
     text.append(buffer, static_cast<size_t>(in.gcount()));
-    if (text.size() > kLargest) throw UserError("file", "cannot read '" + path + "': it is larger than 256 MiB, which no file dyno reads is");
+    if (text.size() > most_bytes)
+      throw UserError("file", "cannot read '" + path + "': it is larger than " + std::to_string(most_bytes >> 20) + " MiB, which no file dyno reads is");
   }
   return text;
 }

@@ -415,8 +415,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
   const nlohmann::json base_config = with_settings(baseline.config, a.settings, "--set");
   const nlohmann::json cand_config = with_settings(base_config, a.candidate_settings, "--candidate-set");
   for (const auto* config : {&base_config, &cand_config})
-    if (config->value("ddp.world_size", nlohmann::json(1)).is_number_integer())
-      refuse_ranks(config->value("ddp.world_size", int64_t{1}), "the config's ddp.world_size (in '" + baseline_path + "' or set)");
+    refuse_ranks(config_from_json(*config).ddp.world_size, "the config's ddp.world_size (in '" + baseline_path + "' or set)");
   if (a.against.empty()) refuse_changed_stored_config(baseline.config, base_config, baseline_path);
   CompareOptions o;
   o.threshold = parse_fraction(a.threshold, "check", "--threshold");

@@ -597,7 +597,6 @@ int run_tune(const TuneArgs& args) {
                                 ": a trial measuring to its cap would be killed as hung; raise --trial-timeout or lower --trial-cap");
   const bool to_target = args.objective == "time-to-target";
   const bool program = !args.command.empty();
-  if (!program && !args.target.empty()) throw UserError("tune", "--target is for --command programs; a workload's target is --set target=VALUE");
   // Resuming time to target over another objective's journal is refused now, not after phase 1.
   // (A time-to-target run interrupted in phase 1 has only its phase-1 journal, in throughput/.)
   const bool phase_one_only = args.resume && !std::filesystem::exists(args.out + "/journal.jsonl") &&

@@ -63,7 +63,7 @@ try:
 finally:
     os.unlink(f.name)
 assert point["batch_size"] == 256 and point["amp"] == "bf16", point
-assert knobs_with({"DYNO_KNOB_BATCH_SIZE": "128", "DYNO_POINT": f.name})["batch_size"] == 128
+assert knobs_with({"DYNO_POINT": "/nonexistent/best-point.json"}) == DEFAULTS
 
 # A value that is not of its knob's type names the variable, the value and what is valid.
 for variable, text, expected in [("DYNO_KNOB_BATCHED_FETCH", "yes", "expected true or false"),

@@ -432,6 +432,11 @@ TEST(TuneCommand, ResumeEndsWhatAKilledTunesTrialLeftRunning) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::system(running.c_str()) != 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (std::system(running.c_str()) != 0) {
+    ::kill(tuner, SIGKILL);
+    wait_for(tuner);
+    FAIL() << "the trial's program did not start within 60 s";
+  }
   // While it runs, no other tune may take its folder (a resume would end its trials).
   std::vector<std::string> resume = args;
   resume.insert(resume.begin() + 2, "--resume");
