@@ -104,11 +104,7 @@ void write_file_atomically(const std::string& given_path, const std::function<vo
   // not a file (a device, as /dev/null; a FIFO) is written to as it is: there is nothing to replace.
   std::string path = given_path;
   struct stat s {};
-  if (::lstat(given_path.c_str(), &s) == 0 && S_ISLNK(s.st_mode)) {
-    std::error_code error;
-    const auto target = std::filesystem::weakly_canonical(given_path, error);
-    if (!error) path = target.string();
-  }
+  if (::lstat(given_path.c_str(), &s) == 0 && S_ISLNK(s.st_mode)) path = canonical_path(given_path);
   if (::stat(path.c_str(), &s) == 0 && !S_ISREG(s.st_mode) && !S_ISDIR(s.st_mode)) {
     write_in_place(path, content);
     return;
@@ -191,6 +187,14 @@ void append_line_durably(const std::string& path, const std::string& line) {
     throw;
   }
   ::close(fd);
+}
+
+std::string canonical_path(const std::string& path) {
+  std::error_code error;
+  std::string text = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error).string();
+  if (error) text = std::filesystem::absolute(path).lexically_normal().string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  return text;
 }
 
 std::string read_file(const std::string& path, size_t most_bytes) {

@@ -33,6 +33,9 @@ bool names_a_folder(const std::string& path);
 // ignore a torn line. One writer at a time.
 void append_line_durably(const std::string& path, const std::string& line);
 
+// A path as one name: absolute, links resolved, no "." or trailing '/' (however it was spelled).
+std::string canonical_path(const std::string& path);
+
 // No file dyno reads is larger than `most_bytes`: a stream that never ends (/dev/zero) is refused
 // there instead of filling the memory.
 std::string read_file(const std::string& path, size_t most_bytes = size_t{256} << 20);

@@ -111,6 +111,13 @@ void close_descriptors(unsigned first, unsigned last) {
 
 }  // namespace
 
+void leave_distributed_job() {
+  for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT",
+                           "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE",
+                           "ROLE_NAME", "SLURM_PROCID", "SLURM_STEP_NUM_TASKS"})
+    ::unsetenv(name);
+}
+
 int kill_processes_with_environment(const std::string& entry_prefix) {
   int killed = 0;
   const pid_t self = ::getpid();
@@ -180,12 +187,10 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
       ::dup2(fd, STDERR_FILENO);
       ::close(fd);
     }
+    if (options.own_job) leave_distributed_job();
     for (const auto& entry : options.environment) {
       const auto eq = entry.find('=');
-      if (eq == std::string::npos)
-        ::unsetenv(entry.c_str());
-      else
-        ::setenv(entry.substr(0, eq).c_str(), entry.c_str() + eq + 1, 1);
+      ::setenv(entry.substr(0, eq).c_str(), eq == std::string::npos ? "" : entry.c_str() + eq + 1, 1);
     }
     if (!options.cpus.empty()) {
       cpu_set_t set;

@@ -27,22 +27,18 @@ struct ChildResult {
   int64_t peak_rss_bytes = 0;
 };
 
-// The variables that make a process a rank of a distributed job (c10d's, torchrun's agent and
-// restarts, an srun task's rank and step size, which the Python helper reads): a process dyno
-// starts as one rank of its own, or as a launcher of its own ranks, must not inherit a surrounding
-// job's (`dyno tune` run under a scheduler that sets WORLD_SIZE). MASTER_ADDR and MASTER_PORT
-// stay: without WORLD_SIZE nothing joins a job by them, and a launcher template (srun) may need them.
-inline const std::vector<std::string>& distributed_job_variables() {
-  static const std::vector<std::string> names = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "TORCHELASTIC_USE_AGENT_STORE",
-                                                 "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID", "GROUP_RANK",
-                                                 "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "SLURM_PROCID", "SLURM_STEP_NUM_TASKS"};
-  return names;
-}
+// Leaves the distributed job this process inherited, if any: unsets the variables that make a
+// process one of its ranks (c10d's, torchrun's agent and restarts, an srun task's rank and step
+// size, which the Python helper reads). For a process dyno starts as one rank of its own, or as a
+// launcher of its own ranks (`dyno tune` run under a scheduler that sets WORLD_SIZE). MASTER_ADDR
+// and MASTER_PORT stay: without WORLD_SIZE nothing joins a job by them, and a launcher template
+// (srun) may need them.
+void leave_distributed_job();
 
 // What a caller adds to a child's start and watch.
 struct ChildOptions {
-  // "NAME=value" entries added to (or replacing in) the inherited environment; "NAME" alone removes NAME.
-  std::vector<std::string> environment;
+  std::vector<std::string> environment;  // "NAME=value" entries added to (or replacing in) the inherited environment
+  bool own_job = false;                  // the child leaves the distributed job this process is in (leave_distributed_job)
   // Asked about every 50 ms while the child runs, with its seconds since start: true kills it
   // (its process group) and sets ChildResult::stopped; for a caller that has seen what it needs.
   std::function<bool(double)> should_stop;

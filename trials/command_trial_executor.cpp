@@ -4,10 +4,12 @@
 #include <sys/time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/child_process.h"
@@ -158,8 +160,8 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     return false;
   };
   ChildOptions child_options;
-  child_options.environment = distributed_job_variables();  // a trial is the program's job, not a surrounding one's rank
-  child_options.environment.insert(child_options.environment.end(), env.begin(), env.end());
+  child_options.environment = env;
+  child_options.own_job = true;  // a trial is the program's job, not a surrounding one's rank
   child_options.should_stop = should_stop;
   child_options.measure_memory = true;     // the program's own figure is not known; what it and its workers held is
   child_options.reap_descendants = true;  // torchrun starts each rank in a session of its own
@@ -290,12 +292,15 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   return trial;
 }
 
-std::string canonical_path(const std::string& path) {
-  std::error_code error;
-  std::string text = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error).string();
-  if (error) text = std::filesystem::absolute(path).lexically_normal().string();
-  while (text.size() > 1 && text.back() == '/') text.pop_back();
-  return text;
+int CommandTrialExecutor::end_trials_left_running(const std::string& out) {
+  int ended = 0;
+  for (int round = 0; round < 10; ++round) {
+    const int killed = kill_processes_with_environment("DYNO_REPORT=" + canonical_path(out) + "/");
+    if (killed == 0) break;
+    ended += killed;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return ended;
 }
 
 }  // namespace dyno

@@ -56,12 +56,13 @@ class CommandTrialExecutor : public TrialExecutor {
   void set_time_cap(double seconds) override { options_.time_cap_s = seconds; }
   const CommandTrialOptions& options() const { return options_; }
 
+  // Kills what the trials of a tune in `out` killed outright (kill -9: it reaches only a trial's
+  // own process) left running: every process whose inherited DYNO_REPORT lies in `out`, in rounds
+  // (what one forked while a scan ran is found by the next). Returns how many.
+  static int end_trials_left_running(const std::string& out);
+
  private:
   CommandTrialOptions options_;
 };
-
-// A path as a trial's environment names it (DYNO_REPORT, DYNO_POINT): absolute, with links resolved
-// and no "." or trailing '/', so that one folder is written one way however --out was spelled.
-std::string canonical_path(const std::string& path);
 
 }  // namespace dyno

@@ -89,8 +89,7 @@ Trial ProcessTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   // re-execute itself to get it.
   ChildOptions child_options;
   child_options.environment = host_allocator_start_environment(config.host_allocator);
-  const auto& job = distributed_job_variables();  // a trial is one rank, or its launcher's job
-  child_options.environment.insert(child_options.environment.end(), job.begin(), job.end());
+  child_options.own_job = true;  // a trial is one rank, or its launcher's job
   child_options.reap_descendants = true;  // a launcher template's ranks (torchrun starts each in a session of its own)
   const double hang_limit = hang_limit_s(options_.timeout_s, options_.to_target ? 1 : request.units);
   const ChildResult child = run_child(argv, log_path, hang_limit, &interrupted, child_options);

@@ -208,7 +208,7 @@ double measure_once(const std::string& dyno, const nlohmann::json& config, const
   write_file_atomically(cfg, measured.dump(2));
   ChildOptions options;
   options.cpus = cpus;
-  options.environment = distributed_job_variables();  // one process, whatever job check runs in
+  options.own_job = true;  // one process, whatever job check runs in
   ChildResult r = run_child({dyno, "train", "--config", cfg, "--out", out, "--no-progress"}, log, 300, &check_interrupted, options);
   if (r.interrupted) throw CheckInterrupted{};
   // The candidate's run that gives no figure, however, fails the gate (the same config gave the

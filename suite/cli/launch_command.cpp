@@ -119,7 +119,7 @@ int run_launch(const LaunchArgs& a) {
       if (::getppid() != parent) ::_exit(127);
       // A job's around this launcher (dyno tune inside torchrun) is not these ranks' job: its
       // agent store, restarts and group rank would send them to another rendezvous.
-      for (const auto& name : distributed_job_variables()) ::unsetenv(name.c_str());
+      leave_distributed_job();
       ::setenv("RANK", std::to_string(r).c_str(), 1);
       ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
       ::setenv("WORLD_SIZE", std::to_string(a.nproc).c_str(), 1);

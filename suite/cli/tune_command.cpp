@@ -587,6 +587,27 @@ void set_aside_phase_started_elsewhere(const std::string& dir, const nlohmann::j
                journal.c_str(), first_difference("base_config", base_header, old.value("base_config", nlohmann::json())).c_str(), kept.c_str(), trials.c_str());
 }
 
+// One tune at a time in a folder (tune.lock, held while this process runs the tune): two would
+// write one journal, and a resume would end the running one's trials.
+class FolderLock {
+ public:
+  explicit FolderLock(const std::string& out) {
+    make_folder(out);
+    fd_ = ::open((out + "/tune.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw UserError("tune", "cannot create '" + out + "/tune.lock': " + std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw UserError("tune", "--out '" + out + "' is in use by another dyno tune (it holds tune.lock); wait for it to end, or choose another --out");
+    }
+  }
+  ~FolderLock() { ::close(fd_); }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 int run_tune(const TuneArgs& args) {
   if (args.out.empty()) throw UserError("tune", "--out DIR is required: the journal, reports and best config go there");
   if (args.objective != "throughput" && args.objective != "time-to-target")
@@ -642,26 +663,10 @@ int run_tune(const TuneArgs& args) {
   if (memory_limit > 0) options.memory_capacity_bytes = memory_limit;
   else if (!program) options.memory_capacity_bytes = device_memory_capacity_bytes(config_from_json(tunable.base));
 
-  // One tune at a time in a folder: two would write one journal (and a resume would end the
-  // running one's trials, below). The lock goes with the process.
-  make_folder(args.out);
-  const struct FolderLock {
-    int fd;
-    ~FolderLock() { ::close(fd); }
-  } lock{::open((args.out + "/tune.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)};
-  if (lock.fd < 0) throw UserError("tune", "cannot create '" + args.out + "/tune.lock': " + std::strerror(errno));
-  if (::flock(lock.fd, LOCK_EX | LOCK_NB) != 0)
-    throw UserError("tune", "--out '" + args.out + "' is in use by another dyno tune (it holds tune.lock); wait for it to end, or choose another --out");
-  // A tune killed outright (kill -9) left what its trial's program started running.
-  // (Rounds: what one forked while the scan ran is found by the next.)
-  if (args.resume && program) {
-    int left = 0;
-    for (int round = 0, killed = 1; killed > 0 && round < 10; ++round, left += killed) {
-      killed = kill_processes_with_environment("DYNO_REPORT=" + canonical_path(args.out) + "/");
-      if (killed > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (left > 0) std::fprintf(stderr, "[tune] ended %d process(es) the interrupted run's trial left running\n", left);
-  }
+  const FolderLock lock(args.out);
+  if (args.resume && program)
+    if (const int left = CommandTrialExecutor::end_trials_left_running(args.out))
+      std::fprintf(stderr, "[tune] ended %d process(es) the interrupted run's trial left running\n", left);
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
