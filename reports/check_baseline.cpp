@@ -1,6 +1,5 @@
 #include "dyno/reports/check_baseline.h"
 
-#include <cmath>
 
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/json_fields.h"
@@ -22,14 +21,7 @@ CheckBaseline check_baseline_from_json(const nlohmann::json& json, const std::st
   b.config = j.required("config");
   config_from_json(b.config);  // a baseline whose config this dyno cannot run is refused here, naming the knob
   b.figure = j.text("figure", "median");  // baselines from before the field held each run's median
-  const auto& runs = j.required("runs");
-  // Two at least: a comparison needs the spread between processes.
-  if (!runs.is_array() || runs.size() < 2) j.fail("runs", "an array of two or more samples/s figures, one per measurement process");
-  for (const auto& r : runs) {
-    if (!r.is_number() || !(r.get<double>() > 0) || !std::isfinite(r.get<double>()))
-      j.fail("runs", "an array of positive finite samples/s figures");
-    b.runs.push_back(r.get<double>());
-  }
+  b.runs = j.throughputs("runs", 2);  // two at least: a comparison needs the spread between processes
   b.environment = j.object("environment").json();
   // The machine's fields as a run report writes them: a hand edit of another type would make any
   // machine "another machine" (not comparable) instead of being the file's error.

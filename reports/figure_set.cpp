@@ -1,7 +1,6 @@
 #include "dyno/reports/figure_set.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <numeric>
 #include <random>
@@ -84,17 +83,12 @@ FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& wh
     }
     for (size_t i : kept) m.values.push_back(r.throughput_windows[i]);
   } else if (kind == "baseline" || kind == "check") {
-    if (!j.has("runs") || !json["runs"].is_array()) throw UserError("compare", what + " has no 'runs' list of per-run figures");
     auto& m = set.metrics["samples_per_second"];
     m.unit = j.text("unit", "samples/s");
     if (m.unit.size() < 3 || m.unit.compare(m.unit.size() - 2, 2, "/s") != 0)
       throw UserError("compare", what + ": unit '" + m.unit + "' is not a throughput (items per second, as samples/s)");
     set.figure = j.text("figure", kind == "baseline" ? "median" : "");  // baselines from before the field held medians
-    for (const auto& v : json["runs"]) {
-      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-        throw UserError("compare", what + ": run figure " + v.dump() + " is not a throughput (a number above 0)");
-      m.values.push_back(v.get<double>());
-    }
+    m.values = j.throughputs("runs", 1);
   } else {
     throw UserError("compare", what + " is a '" + kind + "' report; compare takes run reports, check baselines or Google Benchmark JSON");
   }

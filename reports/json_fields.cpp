@@ -105,6 +105,17 @@ std::vector<double> JsonFields::numbers(const char* key) const {
   return values;
 }
 
+std::vector<double> JsonFields::throughputs(const char* key, size_t fewest) const {
+  const std::string expected = "an array of " + std::to_string(fewest) + " or more throughputs, each a finite number above 0";
+  if (!has(key) || !object_[key].is_array() || object_[key].size() < fewest) fail(key, expected);
+  std::vector<double> values;
+  for (const auto& v : object_[key]) {
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) fail(key, expected);
+    values.push_back(v.get<double>());
+  }
+  return values;
+}
+
 JsonFields JsonFields::object(const char* key) const {
   if (!has(key)) return JsonFields(empty_object(), area_, where_ + "." + key);
   if (!object_[key].is_object()) fail(key, "an object");

@@ -35,6 +35,8 @@ class JsonFields {
   const nlohmann::json& required(const char* key) const;
   // An array of numbers (null entries, written for non-finite values, read as NaN).
   std::vector<double> numbers(const char* key) const;
+  // An array of `fewest` or more throughputs, each a finite number above 0 (a check's per-run figures).
+  std::vector<double> throughputs(const char* key, size_t fewest) const;
   // A nested object, or an empty one when absent.
   JsonFields object(const char* key) const;
   const nlohmann::json& json() const { return object_; }

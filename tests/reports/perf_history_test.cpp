@@ -83,8 +83,8 @@ TEST(PerfHistory, ABadLineIsNamedAndATornLastLineIgnored) {
     check.update(changes);
     return testing::error_of([&] { history_entry_from_check(check, "r", ""); });
   };
-  EXPECT_NE(check_error({{"runs", {-1.0, -2.0}}}).find("expected an array of throughputs above 0"), std::string::npos);
-  EXPECT_NE(check_error({{"runs", nlohmann::json::array()}}).find("field 'runs' is []; expected the check's per-run figures"), std::string::npos);
+  EXPECT_NE(check_error({{"runs", {-1.0, -2.0}}}).find("expected an array of 1 or more throughputs, each a finite number above 0"), std::string::npos);
+  EXPECT_NE(check_error({{"runs", nlohmann::json::array()}}).find("field 'runs' is []; expected an array of 1 or more throughputs"), std::string::npos);
   EXPECT_NE(check_error({{"verdict", "BOGUS"}}).find("expected PASS, FAIL or INCONCLUSIVE"), std::string::npos);
   EXPECT_NE(check_error({{"regression", "x"}}).find("field 'regression' is \"x\"; expected a number or null"), std::string::npos);
   write_file_atomically(path, R"({"revision": "a", "metric": "m", "value": 5, "low": 6, "high": 7})" "\n");

@@ -184,7 +184,7 @@ TEST(CompareCommand, MalformedAndMismatchedInputs) {
   EXPECT_NE(r.output.find("is in samples/s in '" + base + "' and in tokens/s in"), std::string::npos) << r.output;
   r = testing::run_dyno("compare " + base + " " + edit("negative.json", [](nlohmann::json& j) { j["runs"] = {-1, -2, -3}; }));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("run figure -1 is not a throughput"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("field 'runs' is [-1,-2,-3]; expected an array of 1 or more throughputs"), std::string::npos) << r.output;
   testing::remove_tree(dir);
 }
 
