@@ -425,7 +425,8 @@ TEST(TuneCommand, ResumeEndsWhatAKilledTunesTrialLeftRunning) {
   write_file_atomically(dir + "/space.json", R"({"axes": {"x": [1, 2]}, "knobs": {"x": {"type": "integer"}}})");
   const std::string marker = "sleep 3" + std::to_string(::getpid() % 1000 + 1000);  // a command line of this test's own
   const std::string running = "pgrep -f '[" + marker.substr(0, 1) + "]" + marker.substr(1) + "' > /dev/null";  // ([s] keeps the shell out)
-  write_file_atomically(dir + "/program.sh", marker + " &\nwhile true; do\n  printf '{\"event\": \"window\", \"items\": 8, \"seconds\": 0.1}\\n' >> \"$DYNO_REPORT\"\n  sleep 0.05\ndone\n");
+  write_file_atomically(dir + "/program.sh", marker + " &\ni=0\nwhile true; do\n  i=$((i + 1))\n  printf '{\"event\": \"window\", \"items\": %s, \"seconds\": 0.1}\\n' $((8 + i % 5)) >> \"$DYNO_REPORT\"\n  sleep 0.5\ndone\n");
+  // (Windows that vary, 0.5 s apart: a trial of some seconds, which the checks below fall inside.)
   std::vector<std::string> args = {DYNO_BINARY, "tune", "--strategy", "grid", "--space", dir + "/space.json", "--no-verify",
                                    "--out", dir + "/run", "--command", "/bin/sh", dir + "/program.sh", "{x}"};
   const pid_t tuner = spawn(args);
