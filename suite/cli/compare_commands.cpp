@@ -385,7 +385,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     c.workload = a.workload.empty() ? default_workload() : a.workload;
     for (const auto& s : a.settings) apply_setting(c, s);
     refuse_second_workload(a.workload, c);
-    workload_for(c);  // an unknown or unnamed workload is refused before any run
+    const std::string unit = workload_for(c).throughput_unit + "/s";  // an unknown or unnamed workload is refused before any run
     refuse_ranks(c.ddp.world_size, "--set ddp.world_size");
     const nlohmann::json config = to_json(c);
     const bool into_folder = names_a_folder(a.record);
@@ -394,7 +394,7 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
     for (int i = 0; i < a.runs; ++i) runs.push_back(measure_once(self, config, work, i));
     nlohmann::json environment = to_json(read_report(work + "/run-0.json"))["environment"];
     const MachineFingerprint fingerprint = MachineFingerprint::of(environment);
-    nlohmann::json baseline = {{"schema_version", "1.0"}, {"kind", "baseline"}, {"config", config}, {"unit", "samples/s"},
+    nlohmann::json baseline = {{"schema_version", "1.0"}, {"kind", "baseline"}, {"config", config}, {"unit", unit},
                                {"figure", kRunFigure}, {"runs", runs}, {"environment", environment},
                                {"fingerprint", fingerprint.fields()}, {"fingerprint_id", fingerprint.id()}};
     // A folder (existing, or named with a trailing /) keeps one baseline per fingerprint.
@@ -540,7 +540,8 @@ int measure_and_check(const CheckArgs& a, const std::string& work) {
   std::cout << md;
   if (!a.markdown_path.empty()) write_file_atomically(a.markdown_path, md);
   if (!a.out.empty())
-    write_file_atomically(a.out, nlohmann::json{{"schema_version", "1.0"}, {"kind", "check"}, {"config", cand_config}, {"unit", "samples/s"},
+    write_file_atomically(a.out, nlohmann::json{{"schema_version", "1.0"}, {"kind", "check"}, {"config", cand_config},
+                                                {"unit", workload_for(config_from_json(cand_config)).throughput_unit + "/s"},
                                                 {"figure", kRunFigure}, {"environment", this_environment(cand_config)}, {"not_compared", not_compared},
                                                 {"fingerprint_id", this_machine(cand_config).id()},
                                                 {"runs", cand_runs}, {"baseline_runs", base_runs}, {"verdict", row.verdict},

@@ -428,6 +428,20 @@ TEST(CheckCommand, RecordsIntoAFolderByFingerprint) {
   testing::remove_tree(dir);
 }
 
+// A baseline and a check result carry the workload's unit: tokens/s for text.
+TEST(CheckCommand, FiguresCarryTheWorkloadsUnit) {
+  auto dir = testing::fresh_dir("check_unit");
+  const std::string baseline = (dir / "text.json").string(), result = (dir / "check.json").string();
+  auto r = testing::run_dyno("check --record " + baseline +
+                             " -w text-transformer --set size=tiny max_steps=8 warmup_steps=2 log_every_steps=2 threads=1 --runs 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(read_file(baseline))["unit"], "tokens/s");
+  r = testing::run_dyno("check --baseline " + baseline + " --runs 3 --no-rerun --out " + result);
+  ASSERT_TRUE(std::filesystem::exists(result)) << r.output;  // whatever the verdict
+  EXPECT_EQ(nlohmann::json::parse(read_file(result))["unit"], "tokens/s");
+  testing::remove_tree(dir);
+}
+
 // The measurement runs' files live in a scratch folder under TMPDIR that goes with the command:
 // after a recording, after bad input, and after Ctrl-C in the middle of a run, which records nothing.
 TEST(CheckCommand, LeavesNoScratchFolderBehind) {
