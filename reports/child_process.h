@@ -53,6 +53,10 @@ struct ChildOptions {
   // its own (torchrun's ranks) and left running is killed and reaped once the child has ended, as
   // its group is. For a caller with one child at a time (another child's descendants would go too).
   bool reap_descendants = false;
+  // The most the log may hold: past it, the log keeps its first eighth and last sixty-fourth with a
+  // line between saying how much was cut (checked every half second and at the end; a chatty child
+  // would otherwise fill the disk, while an error is in the tail and what the run was in the head).
+  int64_t log_limit_bytes = int64_t{64} << 20;
 };
 
 ChildResult run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,

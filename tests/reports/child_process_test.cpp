@@ -32,6 +32,24 @@ TEST(ChildProcess, ReportsTheExitCodeAndSendsOutputToTheLog) {
   std::remove(log.c_str());
 }
 
+// A log past its limit keeps what says what happened: its head (what the run was) and its tail
+// (how it ended), with a line saying how much went between.
+TEST(ChildProcess, ALogPastItsLimitKeepsItsHeadAndTail) {
+  const std::string log = log_path("limit");
+  ChildOptions options;
+  options.log_limit_bytes = 1 << 20;
+  const ChildResult r = run_child({"/bin/sh", "-c", "echo 'the run'; head -c 3000000 /dev/zero | tr '\\0' x; echo; sleep 0.7; "
+                                                    "head -c 3000000 /dev/zero | tr '\\0' y; echo; echo 'Error: the cause'; exit 1"},
+                                  log, 30, nullptr, options);
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string text = read_file(log);
+  EXPECT_LE(text.size(), size_t{1} << 20);
+  EXPECT_EQ(text.rfind("the run\n", 0), 0u);
+  EXPECT_NE(text.find(" bytes of output cut here"), std::string::npos);
+  EXPECT_EQ(error_line_of(log), "Error: the cause");
+  std::remove(log.c_str());
+}
+
 TEST(ChildProcess, KillsAChildThatOutlivesItsTimeout) {
   const std::string log = log_path("timeout");
   const ChildResult r = run_child({"/bin/sleep", "30"}, log, 0.3);
