@@ -14,8 +14,9 @@ window, and again for any read later): a knob it never reads is not acknowledged
 refuses that trial, so a knob the program ignores never wins. Outside dyno (no DYNO_REPORT in the
 environment) reporting does nothing, so the same script runs on its own, with the defaults or with
 the DYNO_KNOB_<NAME> variables set, as `sh best-config.sh` runs the tuned configuration. Only rank
-0 (torch.distributed's once it is set up, else RANK, else SLURM_PROCID, unset or 0) writes, for the
-job: a step's items count once per rank (WORLD_SIZE, else SLURM_STEP_NUM_TASKS). Reading a knob
+0 (torch.distributed's once it is set up, else RANK, else SLURM_PROCID, else an MPI launcher's
+OMPI_COMM_WORLD_RANK or PMI_RANK, unset or 0) writes, for the job: a step's items count once per rank
+(WORLD_SIZE, else SLURM_STEP_NUM_TASKS, else OMPI_COMM_WORLD_SIZE or PMI_SIZE). Reading a knob
 (knobs["x"], knobs.get("x"), dict(knobs), f(**knobs)) is what acknowledges it: those read before the
 first window or evaluation in one knobs line with it, one read later at once. ddp.world_size is acknowledged when it is the job's count of
 ranks.
@@ -106,6 +107,14 @@ def knobs(**defaults):
     return Knobs(values)
 
 
+def _launcher_value(names, default):
+    """The first of a launcher's variables that is set, as a whole number (a rank or a rank count)."""
+    for name in names:
+        if name in os.environ:
+            return _typed(name, os.environ[name], default)
+    return default
+
+
 def _plain(value):
     """A Python number for a NumPy or torch scalar (json writes neither)."""
     return value.item() if hasattr(value, "item") else value
@@ -129,12 +138,13 @@ class Reporter:
 
     def __init__(self, window_seconds=0.5, path=None, knobs=None):
         self.path = path if path is not None else os.environ.get("DYNO_REPORT")
-        # torchrun sets RANK and WORLD_SIZE, srun SLURM_PROCID and SLURM_STEP_NUM_TASKS: rank 0 reports for the
-        # job, its items counted once for each rank (data parallelism steps every rank alike).
+        # torchrun sets RANK and WORLD_SIZE, srun SLURM_PROCID and SLURM_STEP_NUM_TASKS, Open MPI's mpirun
+        # OMPI_COMM_WORLD_RANK and _SIZE, MPICH's and Intel MPI's PMI_RANK and PMI_SIZE: rank 0 reports for
+        # the job, its items counted once for each rank (data parallelism steps every rank alike).
         # (SLURM_STEP_NUM_TASKS: an srun step's; sbatch sets SLURM_NTASKS for a one-process batch script too.)
         # Ranks started otherwise (torch.multiprocessing.spawn) are told by torch.distributed once it is set up.
-        self.rank = int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0")))
-        self.ranks = int(os.environ.get("WORLD_SIZE", os.environ.get("SLURM_STEP_NUM_TASKS", "1")))
+        self.rank = _launcher_value(("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"), 0)
+        self.ranks = _launcher_value(("WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"), 1)
         self._distributed = False
         self.window_seconds = float(window_seconds)
         self._start = time.perf_counter()

@@ -29,7 +29,7 @@ struct ChildResult {
 
 // Leaves the distributed job this process inherited, if any: unsets the variables that make a
 // process one of its ranks (c10d's, torchrun's agent and restarts, an srun task's rank and step
-// size, which the Python helper reads). For a process dyno starts as one rank of its own, or as a
+// size, an MPI launcher's rank and size: what the Python helper reads). For a process dyno starts as one rank of its own, or as a
 // launcher of its own ranks (`dyno tune` run under a scheduler that sets WORLD_SIZE). MASTER_ADDR
 // and MASTER_PORT stay: without WORLD_SIZE nothing joins a job by them, and a launcher template
 // (srun) may need them.

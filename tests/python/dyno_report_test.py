@@ -82,7 +82,7 @@ def window_items(environment):
     with tempfile.TemporaryDirectory() as folder:
         try:
             for name in list(os.environ):
-                if name.startswith("DYNO_") or name in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS"):
+                if name.startswith("DYNO_") or name in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS") or name.startswith(("OMPI_", "PMI_")):
                     del os.environ[name]
             os.environ.update(environment)
             report = dyno_report.Reporter(window_seconds=0, path=os.path.join(folder, "report.jsonl"))
@@ -102,6 +102,11 @@ assert window_items({"SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "2"}) == [16, 
 assert window_items({"SLURM_PROCID": "1", "SLURM_STEP_NUM_TASKS": "2"}) == []
 # An sbatch script of one process: SLURM_NTASKS is the allocation's, not this job's ranks.
 assert window_items({"SLURM_PROCID": "0", "SLURM_NTASKS": "4"}) == [8, 8]
+# mpirun's ranks (Open MPI's, then MPICH's and Intel MPI's variables).
+assert window_items({"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2"}) == [16, 16]
+assert window_items({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}) == []
+assert window_items({"PMI_RANK": "0", "PMI_SIZE": "3"}) == [24, 24]
+assert window_items({"PMI_RANK": "2", "PMI_SIZE": "3"}) == []
 
 # An evaluation's time is left out of the windows, and only once: a window that closed at the step
 # before it already ended after that step's wait for the device (here 1 s), so the next window keeps

@@ -50,6 +50,27 @@ TEST(ChildProcess, ALogPastItsLimitKeepsItsHeadAndTail) {
   std::remove(log.c_str());
 }
 
+// A child started as a job of its own (a trial) does not see it is a rank of the job dyno runs in,
+// whichever launcher started that; where the job's store is stays, for a launcher of its own.
+TEST(ChildProcess, AChildOfItsOwnJobLeavesTheJobDynoRunsIn) {
+  const std::vector<const char*> ranks = {"RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE"};
+  for (const char* name : ranks) ::setenv(name, "1", 1);
+  ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+  const std::string log = log_path("job");
+  ChildOptions options;
+  options.own_job = true;
+  run_child({"/usr/bin/env"}, log, 30, nullptr, options);
+  const std::string seen = "\n" + read_file(log);
+  for (const char* name : ranks) {
+    EXPECT_EQ(seen.find("\n" + std::string(name) + "="), std::string::npos) << name;
+    EXPECT_EQ(std::getenv(name), std::string("1"));  // dyno's own environment is kept
+    ::unsetenv(name);
+  }
+  EXPECT_NE(seen.find("\nMASTER_ADDR=127.0.0.1\n"), std::string::npos);
+  ::unsetenv("MASTER_ADDR");
+  std::remove(log.c_str());
+}
+
 TEST(ChildProcess, KillsAChildThatOutlivesItsTimeout) {
   const std::string log = log_path("timeout");
   const ChildResult r = run_child({"/bin/sleep", "30"}, log, 0.3);
