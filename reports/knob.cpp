@@ -106,7 +106,8 @@ void Knob::validate(const nlohmann::json& value) const {
     case KnobType::Integer: {
       if (!value.is_number()) fail();
       double v = value.get<double>();
-      if (std::floor(v) != v || v < min_value || v > max_value) fail();
+      // (past a 64-bit integer's range a value would wrap when it is read as one)
+      if (std::floor(v) != v || v < min_value || v > max_value || !(v >= -0x1p63 && v < 0x1p63)) fail();
       return;
     }
     case KnobType::Real: {
@@ -126,6 +127,8 @@ void Knob::validate(const nlohmann::json& value) const {
     }
     case KnobType::Text:
       if (!value.is_string()) fail();
+      // A C string ends at a NUL: a file name or a program's argument would lose what follows.
+      if (value.get<std::string>().find('\0') != std::string::npos) throw UserError("config", name + ": " + value.dump() + " holds a NUL byte (\\u0000)");
       return;
   }
 }

@@ -15,8 +15,6 @@ void GridSearch::run(Tuner& tuner) {
   for (const auto& point : points) tuner.measure(point, shuffled_ ? "random" : "grid");
 }
 
-int64_t GridSearch::expected_trials(const SearchSpace& space, int64_t max_trials) const {
-  return within_trial_limit(space.grid_size(), max_trials);
-}
+int64_t GridSearch::expected_trials(const SearchSpace& space, int64_t max_trials) const { return within_trial_limit(space.grid_size(), max_trials); }
 
 }  // namespace dyno

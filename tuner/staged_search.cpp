@@ -137,10 +137,14 @@ void refine(Climber& climber, const SearchSpace& space, const std::string& stage
     const nlohmann::json before = climber.current();
     for (const auto& axis : space.axes()) {
       if (is_ordered(axis)) {
-        const auto here = std::find(axis.values.begin(), axis.values.end(), climber.current()[axis.knob]);
-        if (here == axis.values.end()) continue;
-        if (here + 1 != axis.values.end()) try_again(axis.knob, *(here + 1));
-        if (here != axis.values.begin() && climber.current()[axis.knob] == *here) try_again(axis.knob, *(here - 1));
+        const nlohmann::json here = climber.current()[axis.knob];  // its neighbours by value, however the axis lists them
+        const nlohmann::json *up = nullptr, *down = nullptr;
+        for (const auto& v : axis.values) {
+          if (v > here && (!up || v < *up)) up = &v;
+          if (v < here && (!down || v > *down)) down = &v;
+        }
+        if (up) try_again(axis.knob, *up);
+        if (down && climber.current()[axis.knob] == here) try_again(axis.knob, *down);
       } else {
         for (const auto& v : axis.values) try_again(axis.knob, v);
       }

@@ -15,9 +15,7 @@ TrialRole Trial::role() const {
   return TrialRole::Search;
 }
 
-std::string trial_key(const nlohmann::json& point, int64_t budget_level) {
-  return point_key(point) + "@" + std::to_string(budget_level);
-}
+std::string trial_key(const nlohmann::json& point, int64_t budget_level) { return point_key(point) + "@" + std::to_string(budget_level); }
 
 void set_throughput_from_windows(Trial& trial) {
   if (trial.windows.empty()) {

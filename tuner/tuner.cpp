@@ -317,7 +317,7 @@ std::vector<std::pair<nlohmann::json, int64_t>> Tuner::pareto_front() const {
   std::map<std::string, int64_t> memory;  // by point: the most any process of it needed
   std::vector<nlohmann::json> points;
   for (const auto& t : trials_)
-    if (t.ok() && !t.after_search() && visible(t)) {
+    if (t.candidate() && visible(t)) {
       const auto [it, first] = memory.emplace(point_key(t.point), t.peak_memory_bytes);
       if (first) points.push_back(t.point);
       it->second = std::max(it->second, t.peak_memory_bytes);

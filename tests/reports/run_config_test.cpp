@@ -65,6 +65,8 @@ TEST(RunConfig, ErrorsNameFieldValueAndValidValues) {
             "[config] batch_size: \"big\" is not an integer in [1, 1048576]");
   EXPECT_EQ(error_of([&] { config_from_json(nlohmann::json::parse(R"({"batch_size": 1.5})")); }),
             "[config] batch_size: 1.5 is not an integer in [1, 1048576]");
+  EXPECT_EQ(error_of([&] { config_from_json(nlohmann::json::parse(R"({"save_state": "st\u0000.bin"})")); }),
+            "[config] save_state: \"st\\u0000.bin\" holds a NUL byte (\\u0000)");
 }
 
 TEST(RunConfig, RejectsInvalidCombinations) {

@@ -155,6 +155,24 @@ TEST(StagedSearch, RefinementSkipsValuesThatLostDecisively) {
   }
 }
 
+// The refinement tries a value's neighbours by value: from two loader workers, one and three,
+// whatever order the axis lists them in.
+TEST(StagedSearch, RefinementTriesTheNeighboursByValue) {
+  SearchSpace space = testing::synthetic_space();
+  space.set_axis("num_workers", {3, 0, 2, 1});
+  testing::SyntheticExecutor executor;
+  Tuner tuner(space, start(), executor, with_strategy("staged"));
+  tuner.run();
+  EXPECT_EQ(tuner.best()->point, testing::synthetic_optimum()) << tuner.best()->point.dump();
+  std::set<int64_t> tried;
+  for (const auto& t : tuner.trials()) {
+    nlohmann::json rest = t.point;
+    rest["num_workers"] = 2;
+    if (t.stage.rfind("refine", 0) == 0 && rest == testing::synthetic_optimum() && t.point != rest) tried.insert(t.point["num_workers"].get<int64_t>());
+  }
+  EXPECT_EQ(tried, (std::set<int64_t>{1, 3}));
+}
+
 // fp32 peaks at batch 64; bf16 grows to 512, but its first process at 256 ran in a slow spell
 // (below 128): one process's figure must not end the growth, so the search still ends on bf16 at 512.
 TEST(StagedSearch, ASlowSpellInOneProcessDoesNotEndTheBatchGrowth) {

@@ -346,12 +346,13 @@ TEST(Tuner, ParetoFrontListsEachConfigurationOnceAtItsEstimateAndTheMostMemoryIt
   ProcessTable executor;
   // Batch 64's second process needed more memory than any of batch 128's, which is faster.
   executor.by_batch_and_level = {{{64, 1}, {100, 1000}}, {{64, 2}, {110, 3000}}, {{128, 1}, {150, 2000}}, {{128, 2}, {160, 2000}},
-                                 {{32, 1}, {60, 500}}, {{32, 2}, {64, 800}}};
+                                 {{32, 1}, {60, 500}}, {{32, 2}, {64, 800}}, {{32, 3}, {60, 9000}}};
   SearchSpace space;
   space.set_axis("batch_size", {32, 64, 128});
   Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
   for (int64_t batch : {32, 64, 128})
     for (int64_t level : {1, 2}) tuner.measure({{"batch_size", batch}}, "test", level);
+  tuner.measure({{"batch_size", 32}}, "guard-reference", 3);  // the guard's run: not the configuration's memory
   std::vector<std::pair<int64_t, int64_t>> front;
   for (const auto& [point, bytes] : tuner.pareto_front()) front.emplace_back(point["batch_size"], bytes);
   EXPECT_EQ(front, (std::vector<std::pair<int64_t, int64_t>>{{32, 800}, {128, 2000}}));
