@@ -94,16 +94,17 @@ def _typed(variable, text, default):
 def knobs(**defaults):
     """The trial's knob values: `defaults`; over them DYNO_POINT's JSON file (a trial's whole point,
     best-config.sh's best-point.json); over those each one's DYNO_KNOB_<NAME> (the same values in a
-    trial; in best-config.sh, what a user may edit). A DYNO_POINT file that is not there is skipped."""
+    trial; in best-config.sh, what a user may edit), typed as its default, else as the point's value.
+    A DYNO_POINT file that is not there is skipped."""
     values = dict(defaults)
     path = os.environ.get("DYNO_POINT")
     if path and os.path.exists(path):
         with open(path) as f:
             values.update(json.load(f))
-    for name, default in defaults.items():
+    for name in list(values):
         variable = environment_name(name)
         if variable in os.environ:
-            values[name] = _typed(variable, os.environ[variable], default)
+            values[name] = _typed(variable, os.environ[variable], defaults.get(name, values[name]))
     return Knobs(values)
 
 

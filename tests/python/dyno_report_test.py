@@ -56,13 +56,19 @@ assert dyno_report.environment_name("ddp.world_size") == "DYNO_KNOB_DDP_WORLD_SI
 # A trial's DYNO_POINT file is the whole point, over the defaults; a DYNO_KNOB_<NAME> set wins over it
 # (in a trial they agree; in best-config.sh the variable is what a user edits). A DYNO_POINT that is
 # not there (best-config.sh copied without best-point.json) is skipped.
+# A knob without a default is the point's until its variable is edited too, typed as the point's value.
 with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-    json.dump({"batch_size": 512, "amp": "bf16"}, f)
+    json.dump({"batch_size": 512, "amp": "bf16", "momentum": 0.9, "layers": 4}, f)
 try:
-    point = knobs_with({"DYNO_KNOB_BATCH_SIZE": "256", "DYNO_POINT": f.name})
+    point = knobs_with({"DYNO_KNOB_BATCH_SIZE": "256", "DYNO_KNOB_MOMENTUM": "0.5", "DYNO_POINT": f.name})
+    assert point["batch_size"] == 256 and point["amp"] == "bf16" and point.get("momentum", 0.0) == 0.5 and point["layers"] == 4, point
+    knobs_with({"DYNO_KNOB_LAYERS": "4.5", "DYNO_POINT": f.name})
+except ValueError as error:
+    assert "DYNO_KNOB_LAYERS='4.5': expected a whole number" in str(error), str(error)
+else:
+    raise AssertionError("DYNO_KNOB_LAYERS=4.5 was accepted for a whole-number knob")
 finally:
     os.unlink(f.name)
-assert point["batch_size"] == 256 and point["amp"] == "bf16", point
 assert knobs_with({"DYNO_POINT": "/nonexistent/best-point.json"}) == DEFAULTS
 
 # A value that is not of its knob's type names the variable, the value and what is valid.
