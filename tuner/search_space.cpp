@@ -116,7 +116,8 @@ const Knob& SearchSpace::knob(const std::string& name) const {
                                  "\"knobs\": {\"" + name + "\": {\"type\": \"integer\"}}, type bool, integer, real, choice or text)");
   }
   if (!knob->tunable && !knob->testing)
-    throw UserError("space", "axis '" + name + "' is a knob the tuner does not search (it is a run setting; give it with --set instead)");
+    throw UserError("space", "axis '" + name + "' is a knob the tuner does not search (a run setting: give it with --set; a program's own knob of that " +
+                                 "name is declared in the space: \"knobs\": {\"" + name + "\": {\"type\": \"integer\"}})");
   return *knob;
 }
 

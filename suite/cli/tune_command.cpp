@@ -353,12 +353,12 @@ std::string describe_noise(const NoiseModel& noise) {
 }
 
 // The console table of a tuner's trials.
-std::string trials_table(const Tuner& tuner) {
+std::string trials_table(const Tuner& tuner, const std::string& unit) {
   std::ostringstream out;
   char line[512];
   // Throughput trials show the median's 95% interval; time-to-target trials their time to the target.
   const bool to_target = !tuner.options().throughput();
-  std::snprintf(line, sizeof line, "%4s  %-15s %-14s %12s  %-21s %9s %7s  %s\n", "id", "stage", "outcome", "samples/s",
+  std::snprintf(line, sizeof line, "%4s  %-15s %-14s %12s  %-21s %9s %7s  %s\n", "id", "stage", "outcome", (unit + "/s").c_str(),
                 to_target ? "to target s" : "95% interval", "peak MiB", "time s", "changes from start");
   out << line;
   const Trial* best = tuner.best();
@@ -796,10 +796,10 @@ int run_tune(const TuneArgs& args) {
 
   if (!args.quiet) {
     if (two_phases) {
-      std::cout << "phase 1 (throughput, " << throughput->tuner->options().strategy << "):\n" << trials_table(*throughput->tuner);
+      std::cout << "phase 1 (throughput, " << throughput->tuner->options().strategy << "):\n" << trials_table(*throughput->tuner, tunable.subject.throughput_unit);
       std::cout << "\nphase 2 (time to target: grid over the convergence knobs, batch and LR refinement, a final race on the next seeds):\n";
     }
-    std::cout << trials_table(tuner);
+    std::cout << trials_table(tuner, tunable.subject.throughput_unit);
     const double estimate = best ? tuner.estimated_objective(best->point) : 0.0;
     const size_t processes = best ? tuner.evidence(best->point).processes() : 0;
     if (best && !tuner.options().throughput()) {  // (time to target interrupted in phase 1 ends on phase 1's tuner)

@@ -472,6 +472,7 @@ TEST(TuneCommand, TheThroughputObjectiveLeavesWarmupCostAndConvergenceKnobsAtThe
   EXPECT_NE(read_file(dir + "/out.txt").find("rate stays 0.1: its role is convergence"), std::string::npos) << read_file(dir + "/out.txt");
   // The best's figure is its point's estimate, over the one process that measured it here.
   EXPECT_NE(read_file(dir + "/out.txt").find("estimated over 1 process (this one "), std::string::npos) << read_file(dir + "/out.txt");
+  EXPECT_NE(read_file(dir + "/out.txt").find("outcome             items/s  95% interval"), std::string::npos) << read_file(dir + "/out.txt");  // a program's unit
   const auto trials = journal_trials(dir + "/run/journal.jsonl");
   EXPECT_EQ(trials.size(), 2u);
   for (const auto& t : trials) EXPECT_FALSE(t["point"].contains("mode") || t["point"].contains("rate")) << t.dump();

@@ -65,6 +65,10 @@ TEST(SearchSpace, ErrorsNameTheAxisAndTheValue) {
   EXPECT_NE(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"seed": [1, 2]}})")); })
                 .find("[space] axis 'seed' is a knob the tuner does not search"),
             std::string::npos);
+  // (--set is dyno's workloads'; a program's own knob of a run setting's name is declared.)
+  EXPECT_NE(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"size": [1, 2]}})")); })
+                .find("a program's own knob of that name is declared in the space: \"knobs\": {\"size\": {\"type\": \"integer\"}}"),
+            std::string::npos);
   EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"threads": {"min": 4, "max": 1}}})")); }),
             "[space] axis threads: range min 4.000000 is above max 1.000000");
   EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"batch_size": [1]})")); }),
