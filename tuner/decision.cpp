@@ -34,9 +34,7 @@ double expected_loss(const Comparison& comparison) {
   return chosen.expected_shortfall();
 }
 
-bool answered(const Comparison& comparison, const DecisionRule& rule) {
-  return comparison.verdict == Verdict::Equivalent || expected_loss(comparison) < rule.indifference;
-}
+bool answered(const Comparison& comparison, const DecisionRule& rule) { return comparison.verdict == Verdict::Equivalent || expected_loss(comparison) < rule.indifference; }
 
 Verdict settle(const Comparison& comparison) {
   if (comparison.verdict != Verdict::Unknown) return comparison.verdict;

@@ -76,6 +76,7 @@ void open_journal(const std::string& dir, const nlohmann::json& header, bool res
   if (old.is_null()) throw UserError("journal", journal + " has no header line (the first line of a journal `dyno tune` wrote)");
   // What the run was, and how each trial measured (figures measured otherwise are not comparable).
   nlohmann::json made = old.value("measurement", nlohmann::json::object()), making = header.value("measurement", nlohmann::json::object());
+  if (!made.is_object()) throw UserError("journal", journal + ": its header's \"measurement\" is " + made.dump() + ", not an object; the journal is damaged");
   for (const char* key : {"strategy", "objective", "seed", "space", "base_config"}) {
     made[key] = old.value(key, nlohmann::json());
     making[key] = header[key];

@@ -125,6 +125,14 @@ TEST(Journal, ResumeRefusesAnotherMeasurementTheJournalRecords) {
   nlohmann::json more = header;
   more["measurement"]["--trial-cap"] = 60.0;
   open_journal(dir, more, true);  // not recorded in this journal: not checked
+  // A header whose record of it is not an object (hand-edited) is the journal's damage, not a run to continue.
+  for (const nlohmann::json damaged : {nlohmann::json(5), nlohmann::json(nullptr)}) {
+    nlohmann::json edited = header;
+    edited["measurement"] = damaged;
+    write_file_atomically(dir + "/journal.jsonl", edited.dump() + "\n");
+    EXPECT_EQ(error_of([&] { open_journal(dir, header, true); }),
+              "[journal] " + dir + "/journal.jsonl: its header's \"measurement\" is " + damaged.dump() + ", not an object; the journal is damaged");
+  }
   std::filesystem::remove_all(dir);
 }
 
