@@ -61,6 +61,13 @@ double JsonFields::number(const char* key, double fallback) const {
   return object_[key].get<double>();
 }
 
+double JsonFields::number_at_least(const char* key, double least, double fallback) const {
+  if (!has(key)) return fallback;
+  const auto& v = object_[key];
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < least) fail(key, "a finite number >= " + nlohmann::json(least).dump());
+  return v.get<double>();
+}
+
 bool JsonFields::flag(const char* key, bool fallback) const {
   if (!has(key)) return fallback;
   if (!object_[key].is_boolean()) fail(key, "true or false");

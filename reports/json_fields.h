@@ -28,6 +28,8 @@ class JsonFields {
   int64_t integer(const char* key, int64_t fallback = 0) const;
   double number(const char* key, double fallback = 0) const;
   bool flag(const char* key, bool fallback = false) const;
+  // A finite number no less than `least` (a figure, a duration), or `fallback` when absent or null.
+  double number_at_least(const char* key, double least, double fallback) const;
   // The field, which must be present (and not null).
   std::string required_text(const char* key) const;
   int64_t required_integer(const char* key) const;

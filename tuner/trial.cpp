@@ -44,7 +44,7 @@ nlohmann::json to_json(const Trial& t) {
 
 Trial trial_from_json(const nlohmann::json& json, const std::string& where) {
   const JsonFields j(json, "journal", where);
-  auto number = [&](const char* key) { return j.has(key) && json[key].is_number() ? json[key].get<double>() : std::nan(""); };
+  auto number = [&](const char* key) { return j.number_at_least(key, 0, std::nan("")); };  // a figure, null when there was none
   Trial t;
   t.id = j.required_integer("id");
   t.key = j.required_text("key");
@@ -56,7 +56,7 @@ Trial trial_from_json(const nlohmann::json& json, const std::string& where) {
   else j.fail("outcome", "one of " + outcome_names());
   t.reason = j.text("reason");
   t.samples_per_second = number("samples_per_second");
-  t.ci_low = number("ci_low");
+  t.ci_low = j.has("ci_low") ? j.number("ci_low") : std::nan("");
   t.ci_high = number("ci_high");
   t.objective = number("objective");
   t.peak_memory_bytes = j.integer("peak_memory_bytes");
@@ -68,7 +68,7 @@ Trial trial_from_json(const nlohmann::json& json, const std::string& where) {
   for (double w : j.numbers("windows"))
     if (!std::isnan(w)) t.windows.push_back(w);
   t.outpaced_by = j.integer("outpaced_by");
-  t.wall_time_s = j.number("wall_time_s");
+  t.wall_time_s = j.number_at_least("wall_time_s", 0, 0);
   t.report_path = j.text("report_path");
   return t;
 }

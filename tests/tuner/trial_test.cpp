@@ -1,6 +1,10 @@
 #include "dyno/tuner/trial.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
+
+#include "user_error_matcher.h"
 
 namespace dyno {
 namespace {
@@ -42,6 +46,24 @@ TEST(Trial, RoundTripsThroughTheJournalsJson) {
   const Trial back = trial_from_json(to_json(t));
   EXPECT_EQ(to_json(back), to_json(t));
   EXPECT_EQ(back.role(), TrialRole::Profile);
+}
+
+// A hand-edited journal's figure that no trial measures (a text, a negative rate or duration) is
+// refused, naming the field; a figure there was none of is null.
+TEST(Trial, AJournalsFigureIsANumberAtLeastZeroOrNull) {
+  Trial t = at_stage("grid");
+  t.windows = {100, 110, 105};
+  set_throughput_from_windows(t);
+  nlohmann::json json = to_json(t);
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{{"samples_per_second", "fast"}, {"objective", -1.0}, {"wall_time_s", -1e9}}) {
+    nlohmann::json edited = json;
+    edited[field] = value;
+    EXPECT_EQ(testing::error_of([&] { trial_from_json(edited, "line 3"); }),
+              "[journal] line 3: field '" + field + "' is " + value.dump() + "; expected a finite number >= 0.0")
+        << field;
+  }
+  json["samples_per_second"] = nullptr;
+  EXPECT_TRUE(std::isnan(trial_from_json(json).samples_per_second));
 }
 
 }  // namespace
