@@ -34,6 +34,7 @@ IdxImages parse_idx_images(std::vector<uint8_t> bytes, const std::string& path) 
     throw UserError("data", "'" + path + "' does not hold its header's " + std::to_string(images.count) + " images of " +
                                 std::to_string(images.rows) + "x" + std::to_string(images.cols) + " pixels: it has " +
                                 std::to_string(pixel_bytes) + " bytes of pixels (truncated, or not an IDX image file)");
+  if (images.count == 0) throw UserError("data", "'" + path + "' holds no images (an evaluation over none has no accuracy)");
   bytes.erase(bytes.begin(), bytes.begin() + 16);  // in place: no second copy of the pixels
   images.pixels = std::move(bytes);
   return images;

@@ -69,6 +69,12 @@ TEST(FashionMnist, AHeaderItsPixelsDoNotMatchIsRefusedWithBothCounts) {
   }
   EXPECT_THROW(parse_idx_images({0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, 1, 2, 3}, "x"), UserError);  // one byte short
   EXPECT_THROW(parse_idx_images({0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "x"), UserError);  // images of 0x0 pixels
+  try {  // no images (an evaluation split over none trained "ok" at accuracy NaN)
+    parse_idx_images({0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0, 28, 0, 0, 0, 28}, "t10k.gz");
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "[data] 't10k.gz' holds no images (an evaluation over none has no accuracy)");
+  }
 }
 
 TEST(FashionMnist, RejectsFilesThatAreNotIdx) {
