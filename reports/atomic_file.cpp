@@ -8,7 +8,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "dyno/reports/user_error.h"
 #include "dyno/reports/utf8_text.h"
@@ -215,8 +217,17 @@ std::string read_file(const std::string& path, size_t most_bytes) {
 nlohmann::json read_json_file(const std::string& path, const std::string& where) { return parse_json_text(read_file(path), path, where); }
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& path, const std::string& where) {
+  // A key given twice in one object: the parser would keep the last silently ({"lr": 0.1, "lr": 50}).
+  std::vector<std::set<std::string>> keys;  // of each object open around the parser
+  const auto once_each = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
+    if (event == nlohmann::json::parse_event_t::object_end) keys.pop_back();
+    if (event == nlohmann::json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second)
+      throw UserError(where, "'" + path + "' gives the key " + parsed.dump() + " twice in one object; give each key once");
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, once_each);
   } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double's range
     throw UserError(where, "'" + path + "' is not valid JSON: " + json_error_text(e));
   }

@@ -64,6 +64,17 @@ TEST(AtomicFile, AJsonErrorOnInvalidUtf8IsValidUtf8) {
   }
 }
 
+// A key given twice in one object is refused, naming it; the same key in two objects is two keys.
+TEST(AtomicFile, AJsonKeyGivenTwiceInOneObjectIsRefused) {
+  try {
+    parse_json_text(R"({"lr": 0.1, "ddp": {"world_size": 1}, "lr": 50})", "c.json", "config");
+    FAIL() << "parsed";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "[config] 'c.json' gives the key \"lr\" twice in one object; give each key once");
+  }
+  EXPECT_EQ(parse_json_text(R"({"a": {"x": 1}, "b": {"x": 2}, "x": [{"x": 3}, {"x": 4}]})", "ok.json", "config")["b"]["x"], 2);
+}
+
 TEST(AtomicFile, AStreamThatNeverEndsIsNotReadWhole) {
   EXPECT_THROW(
       try { read_file("/dev/zero", size_t{1} << 20); } catch (const UserError& e) {
