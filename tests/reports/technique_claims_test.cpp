@@ -42,5 +42,15 @@ TEST(TechniqueClaims, MatchesBenchmarkPairsAndSkips) {
   EXPECT_THROW(technique_rows(nlohmann::json::parse(R"({"context": {}})")), UserError);
 }
 
+// A time no benchmark measures (0, negative) is refused, naming the entry: its ratio would be a speed-up.
+TEST(TechniqueClaims, ATimeNotAbove0IsRefused) {
+  try {
+    technique_rows(nlohmann::json::parse(R"({"benchmarks": [{"name": "cudnn_conv/benchmark_off", "real_time": -5, "time_unit": "ms"}]})"));
+    FAIL() << "accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("benchmarks[0]: field 'real_time' is -5; expected a time above 0"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace dyno
