@@ -79,11 +79,12 @@ std::vector<HistoryEntry> parse_history(const std::string& text, const std::stri
     for (const char* field : {"revision", "metric", "value", "low", "high"})
       if (!f.has(field)) throw UserError("history", where + ": missing \"" + field + "\"");
     HistoryEntry e;
-    e.revision = j["revision"].is_string() ? j["revision"].get<std::string>() : j["revision"].dump();
+    // (A revision may be a number, as a build's; a metric is a name.)
+    e.revision = j["revision"].is_number_integer() ? j["revision"].dump() : f.required_text("revision");
     e.time = f.text("time");
     e.fingerprint_id = f.text("fingerprint_id");
     e.subject = f.text("subject");
-    e.metric = j["metric"].is_string() ? j["metric"].get<std::string>() : j["metric"].dump();
+    e.metric = f.required_text("metric");
     e.value = f.number("value");
     e.low = f.number("low");
     e.high = f.number("high");

@@ -89,6 +89,13 @@ TEST(PerfHistory, ABadLineIsNamedAndATornLastLineIgnored) {
   EXPECT_NE(check_error({{"regression", "x"}}).find("field 'regression' is \"x\"; expected a number or null"), std::string::npos);
   write_file_atomically(path, R"({"revision": "a", "metric": "m", "value": 5, "low": 6, "high": 7})" "\n");
   EXPECT_NE(testing::error_of([&] { read_history(path); }).find("line 1: field 'low' is 6"), std::string::npos);
+  // A revision is a name or a build's number; a metric is a name.
+  write_file_atomically(path, R"({"revision": 1234, "metric": "m", "value": 1, "low": 1, "high": 1})" "\n");
+  EXPECT_EQ(read_history(path).front().revision, "1234");
+  write_file_atomically(path, R"({"revision": ["x"], "metric": "m", "value": 1, "low": 1, "high": 1})" "\n");
+  EXPECT_NE(testing::error_of([&] { read_history(path); }).find("line 1: field 'revision' is [\"x\"]; expected a string"), std::string::npos);
+  write_file_atomically(path, R"({"revision": "a", "metric": {"a": 1}, "value": 1, "low": 1, "high": 1})" "\n");
+  EXPECT_NE(testing::error_of([&] { read_history(path); }).find("line 1: field 'metric' is {\"a\":1}; expected a string"), std::string::npos);
   write_file_atomically(path, R"({"revision": "a", "metric": "m", "value": 1e400, "low": 6, "high": 7})" "\n");
   EXPECT_NE(testing::error_of([&] { read_history(path); }).find("line 1: not valid JSON"), std::string::npos);
   std::remove(path.c_str());
