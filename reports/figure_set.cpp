@@ -29,18 +29,23 @@ FigureSet from_google_benchmark(const JsonFields& j, const std::string& what) {
     }
     if (b.text("run_type", "iteration") != "iteration") continue;
     if (!b.has("real_time")) throw UserError("compare", what + ": benchmark '" + name + "' has no real_time");
+    const auto above_0 = [&](const char* key) {  // a time or a rate no benchmark measures is the file's error, named
+      const double v = b.number(key);
+      if (!(v > 0) || !std::isfinite(v)) throw UserError("compare", what + ": benchmark '" + name + "': " + key + " is " + nlohmann::json(v).dump() + "; expected a number above 0");
+      return v;
+    };
     // In nanoseconds whatever the benchmark's unit: a benchmark whose unit changed between the
     // two files is still compared like with like.
     const double ns_per = google_benchmark_ns_per(b.text("time_unit", "ns"), "compare", what + ": benchmark '" + name + "'");
     auto& time = set.metrics[name + " real_time"];
     time.higher_is_better = false;
     time.unit = "ns";
-    time.values.push_back(b.number("real_time") * ns_per);
+    time.values.push_back(above_0("real_time") * ns_per);
     if (b.has("items_per_second")) {
       auto& items = set.metrics[name + " items_per_second"];
       items.higher_is_better = true;
       items.unit = "items/s";
-      items.values.push_back(b.number("items_per_second"));
+      items.values.push_back(above_0("items_per_second"));
     }
   }
   if (set.metrics.empty()) throw UserError("compare", what + " holds no benchmark iterations");
@@ -81,7 +86,11 @@ FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& wh
       kept.resize(kMostRunWindows);
       std::sort(kept.begin(), kept.end());
     }
-    for (size_t i : kept) m.values.push_back(r.throughput_windows[i]);
+    for (size_t i : kept) {
+      if (const double w = r.throughput_windows[i]; !(w > 0) || !std::isfinite(w))
+        throw UserError("compare", what + ": throughput_windows[" + std::to_string(i) + "] is " + nlohmann::json(w).dump() + "; expected a throughput above 0");
+      m.values.push_back(r.throughput_windows[i]);
+    }
   } else if (kind == "baseline" || kind == "check") {
     auto& m = set.metrics["samples_per_second"];
     m.unit = j.text("unit", "samples/s");

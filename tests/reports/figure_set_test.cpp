@@ -1,5 +1,7 @@
 #include "dyno/reports/figure_set.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "dyno/reports/run_report.h"
@@ -51,6 +53,23 @@ TEST(FigureSet, ALongRunKeepsARandomDrawOfItsWindows) {
   EXPECT_NEAR(slow / 2000.0, 0.1, 0.025);  // a stride of 10 would keep only the slow ones
   r.throughput_windows.resize(40);
   EXPECT_EQ(figure_set_from_json(to_json(r), "r").metrics["samples_per_second"].values, r.throughput_windows);  // a short run's as they are
+}
+
+// A figure no measurement gives (a null window, a negative time) is the file's error, naming it.
+TEST(FigureSet, AFigureNotAbove0IsRefusedNamingWhereItIs) {
+  RunReport r;
+  r.throughput_windows = {100, std::nan(""), 99};
+  const auto error = [](const nlohmann::json& j) {
+    try {
+      figure_set_from_json(j, "'r.json'");
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error(to_json(r)), "[compare] 'r.json': throughput_windows[1] is null; expected a throughput above 0");
+  EXPECT_EQ(error(nlohmann::json::parse(R"({"benchmarks": [{"name": "BM_a", "real_time": -1, "time_unit": "ns"}]})")),
+            "[compare] 'r.json': benchmark 'BM_a': real_time is -1.0; expected a number above 0");
 }
 
 TEST(FigureSet, EnvironmentDifferencesAreNamed) {
