@@ -60,6 +60,8 @@ double parse_bytes(const std::string& text, const std::string& where, const std:
                                        {"G", 1073741824.0}, {"g", 1073741824.0}, {"GB", 1073741824.0}, {"GiB", 1073741824.0}},
                                       where, flag, "a size like 4000000000, 512M or 2G (K, M, G, KB, MB, GB: binary units)");
   if (bytes >= 0x1p63) throw UserError(where, flag + ": '" + text + "' is more bytes than a size holds (2^63); give at most 8589934591G");
+  // (a unit left out: "1.5" is a byte and a half, which no process fits in)
+  if (bytes < 1048576) throw UserError(where, flag + ": '" + text + "' is under 1 MiB, which no training process fits in; give a unit, as 1.5G or 512M");
   return bytes;
 }
 

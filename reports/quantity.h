@@ -14,7 +14,7 @@ double parse_quantity(const std::string& text, const std::map<std::string, doubl
                       const std::string& flag, const std::string& what, bool allow_zero = false);
 
 double parse_duration_s(const std::string& text, const std::string& where, const std::string& flag);  // 90s, 10m, 1.5h; up to a year
-double parse_bytes(const std::string& text, const std::string& where, const std::string& flag);       // 512M, 2G, 4000000000; below 2^63
+double parse_bytes(const std::string& text, const std::string& where, const std::string& flag);       // 512M, 2G, 4000000000; from 1 MiB, below 2^63
 // 5% or 0.05; a bare number above 1 ("5") is refused: it would be 500%, not the 5% meant.
 double parse_fraction(const std::string& text, const std::string& where, const std::string& flag);
 

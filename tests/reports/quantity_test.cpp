@@ -37,6 +37,8 @@ TEST(Quantity, RefusesValuesBeyondTheirUseWithTheLimit) {
   EXPECT_EQ(testing::error_of([] { parse_bytes("1e10G", "tune", "--memory-limit"); }),
             "[tune] --memory-limit: '1e10G' is more bytes than a size holds (2^63); give at most 8589934591G");
   EXPECT_DOUBLE_EQ(parse_bytes("8589934591G", "tune", "--memory-limit"), 8589934591.0 * 1073741824);
+  EXPECT_EQ(testing::error_of([] { parse_bytes("1.5", "tune", "--memory-limit"); }),
+            "[tune] --memory-limit: '1.5' is under 1 MiB, which no training process fits in; give a unit, as 1.5G or 512M");
   EXPECT_EQ(testing::error_of([] { parse_duration_s("1e20s", "tune", "--budget"); }),
             "[tune] --budget: '1e20s' is more than a year; give at most 8784h");
   EXPECT_EQ(format_duration(1e20), "?");
