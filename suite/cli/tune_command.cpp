@@ -780,17 +780,15 @@ int run_tune(const TuneArgs& args) {
                                 {"best_estimate", b ? nlohmann::json(throughput->tuner->estimated_objective(b->point)) : nlohmann::json(nullptr)}};
   }
   const Trial* best = tuner.best();
-  if (best && two_phases && throughput->tuner->best()) {
-    // Phase 1's changes, less the knobs phase 2 set again (its grid's batch, a refinement's), then phase 2's.
-    const std::string second = describe_changes(tuner, best->point);
-    nlohmann::json first = throughput->tuner->best()->point;
-    for (const auto& [knob, value] : best->point.items())
-      if (!tuner.start_point().contains(knob) || tuner.start_point()[knob] != value) first.erase(knob);
-    for (const auto& [knob, value] : throughput->tuner->best()->point.items())
-      if (final_phase->base.value(knob, value) != value) first.erase(knob);
-    const auto unchanged = [](const std::string& changes) { return changes == "(start)" || changes == "(default)"; };
-    const std::string c = describe_changes(*throughput->tuner, first);
-    summary.best_changes = unchanged(c) ? second : unchanged(second) ? c : c + " " + second;
+  if (best) {
+    // What the best sets otherwise than the untuned configuration, which the verification compares
+    // it with: in time to target phase 1's knobs (under phase 2's base) with phase 2's.
+    nlohmann::json tuned = final_phase->base;
+    tuned.update(best->point);
+    for (const auto& [knob, value] : tuned.items())
+      if (base.value(knob, nlohmann::json()) != value)
+        summary.best_changes += (summary.best_changes.empty() ? "" : " ") + knob + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    if (summary.best_changes.empty()) summary.best_changes = "(default)";
   }
   write_outputs(*final_phase, summary, trials);
 
@@ -803,13 +801,12 @@ int run_tune(const TuneArgs& args) {
     const double estimate = best ? tuner.estimated_objective(best->point) : 0.0;
     const size_t processes = best ? tuner.evidence(best->point).processes() : 0;
     if (best && !tuner.options().throughput()) {  // (time to target interrupted in phase 1 ends on phase 1's tuner)
-      const std::string changes = summary.best_changes.empty() ? describe_changes(tuner, best->point) : summary.best_changes;
       std::printf("\nbest: trial %lld, %.1f s to target estimated over %zu seed%s (this one %.1f s), %s\n", static_cast<long long>(best->id),
-                  1.0 / estimate, processes, processes == 1 ? "" : "s", best->time_to_target_s.value_or(0.0), changes.c_str());
+                  1.0 / estimate, processes, processes == 1 ? "" : "s", best->time_to_target_s.value_or(0.0), summary.best_changes.c_str());
     } else if (best) {
       std::printf("\nbest: trial %lld, %.0f %s/s estimated over %zu process%s (this one %.0f [%.0f, %.0f]), %s\n", static_cast<long long>(best->id),
                   estimate, tunable.subject.throughput_unit.c_str(), processes, processes == 1 ? "" : "es", best->samples_per_second, best->ci_low,
-                  best->ci_high, describe_changes(tuner, best->point).c_str());
+                  best->ci_high, summary.best_changes.c_str());
     } else {
       // (A run to the target that missed it ran: it is rejected, not failed.)
       auto ran = [](const Tuner& t) {

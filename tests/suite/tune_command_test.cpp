@@ -83,7 +83,7 @@ TEST(TuneCommand, KillNineThenResumeLosesAndRepeatsNothing) {
   const std::string dir = "/tmp/dyno_tune_resume_" + std::to_string(::getpid());
   std::system(("rm -rf " + dir).c_str());
   std::system(("mkdir -p " + dir).c_str());
-  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [32, 64, 128], "num_workers": [0, 1]}})");
+  write_file_atomically(dir + "/space.json", R"({"axes": {"batch_size": [32, 64, 128], "num_workers": [0, 1], "lr_scaling": ["sqrt"]}})");
   std::vector<std::string> args = {DYNO_BINARY, "tune", "-w", "fashion-mlp", "--strategy", "grid", "--space", dir + "/space.json",
                                    "--set", "size=tiny", "--set", "threads=1", "--set", "warmup_steps=1", "--measure-steps", "10",
                                    "--no-verify", "--out", dir + "/run"};
@@ -111,6 +111,10 @@ TEST(TuneCommand, KillNineThenResumeLosesAndRepeatsNothing) {
   }
   EXPECT_EQ(report["profiles"]["best"]["at"], "batch_size " + report["best"]["point"]["batch_size"].dump());
   EXPECT_FALSE(report["best"].is_null());
+  // The best's changes are from the untuned configuration the verification compares it with (the
+  // recipe's LR unscaled), a trial's from the search's start (every trial's LR scaled).
+  EXPECT_NE(report["best"]["changes"].get<std::string>().find("lr_scaling=sqrt"), std::string::npos) << report["best"]["changes"];
+  for (const auto& t : report["trials"]) EXPECT_EQ(t["changes"].get<std::string>().find("lr_scaling"), std::string::npos) << t["changes"];
   EXPECT_FALSE(report["pareto_front"].empty());
   auto best = nlohmann::json::parse(read_file(dir + "/run/best-config.json"));
   EXPECT_EQ(best["workload"], "fashion-mlp");
