@@ -612,7 +612,7 @@ void add_compare_commands(CLI::App& app) {
                     "with --against: duet (both builds at once, each on its own CPUs, swapped every pair), abba (one run at a time: "
                     "base, candidate, candidate, base), or auto (duet when there are CPUs for two runs of the config's threads)")
       ->capture_default_str());
-  check->add_option("--runs", k->runs, "repetitions per side (with --record: the baseline's runs)")->capture_default_str()->check(whole_number_in(3, 1000));
+  check->add_option("--runs", k->runs, "repetitions per side (with --record: the baseline's runs; with --against rounded up to an even number: pairs are measured in blocks of two a side)")->capture_default_str()->check(whole_number_in(3, 1000));
   judging.push_back(check->add_option("--threshold", k->threshold, "smallest regression that fails, e.g. 5% or 0.05")->capture_default_str());
   judging.push_back(check->add_option("--alpha", k->alpha, "significance level of the one-sided test, over all the looks of the automatic re-run (at least 0.0005 with the re-run)")
                         ->check(number_in(1e-9, 0.5))

@@ -897,7 +897,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_flag("--no-verify", args->no_verify, "skip training the winner and the default to the target");
   cmd->add_flag("--no-profile", args->no_profile,
                 "skip profiling the default and the chosen configuration (two short runs under LibTorch's profiler that give each a bottleneck verdict)");
-  cmd->add_flag("--quiet,-q", args->quiet, "no progress lines or table");
+  cmd->add_flag("--quiet,-q", args->quiet, "print nothing but errors (no progress, table or summary): the results are in --out");
   cmd->add_option("--max-ranks", args->max_ranks,
                   "allow data-parallel trials up to this many local ranks (above 1: adds the ddp.* axes); default: the visible GPUs on CUDA, else 1")
       ->check(whole_number_in(1, 1024));
