@@ -11,7 +11,7 @@ std::string loss_line(const std::string& loss) {
     return "            output = model(inputs)\n"
            "            loss = torch.nn.functional.mse_loss(output.float(), targets.float().reshape(output.shape)) / len(batches)\n";
   if (loss == "own")
-    return "            loss = your_loss(model(inputs), targets) / len(batches)  # the workload's own loss, defined in C++: yours here\n";
+    return "            loss = your_loss(model(inputs), targets) / len(batches)  # the workload's own loss, defined in C++: yours here (run_path's init_globals)\n";
   return "            output = model(inputs)  # cross-entropy over the last dimension (a sequence model's [B, T, V] too)\n"
          "            loss = torch.nn.functional.cross_entropy(output.flatten(0, -2).float(), targets.flatten(),\n"
          "                                                     label_smoothing=label_smoothing) / len(batches)\n";
