@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
@@ -46,8 +48,14 @@ int run_cli(int argc, char** argv) {
       return 2;
     }
   }
+  // `tune ... --command -- PROGRAM ...`, as dyno launch writes it: the "--" only ends dyno's options,
+  // which --command does already.
+  std::vector<char*> args(argv, argv + argc);
+  const auto command = std::find_if(args.begin(), args.end(), [](const char* a) { return std::strcmp(a, "--command") == 0; });
+  if (argc > 1 && std::strcmp(argv[1], "tune") == 0 && command != args.end() && command + 1 != args.end() && std::strcmp(*(command + 1), "--") == 0)
+    args.erase(command + 1);
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }

@@ -519,6 +519,7 @@ TEST(TuneCommand, SpacesSettingsAndCommandsAreCheckedBeforeAnyTrial) {
   fails_with("--space " + dir + "/space.json --command /bin/true", "every axis is a knob whose role is convergence or that is declared warmup_cost");
   fails_with("--axis batch_size=8 --objective time-to-target --command /bin/true", "needs --target METRIC>=VALUE");
   fails_with("--axis batch_size=8 --command no-such-program-dyno", "'no-such-program-dyno' is not an executable file on PATH");
+  fails_with("--axis batch_size=8 --command -- no-such-program-dyno", "'no-such-program-dyno' is not an executable file on PATH");  // as dyno launch's "--"
   fails_with("--strategy grid /bin/true", "unexpected argument '/bin/true' (an external program goes after --command)");
   // A workload's space, as a new user writes it: the wrong type names the axis and the value.
   write_file_atomically(dir + "/space.json", R"({"axes": {"threads": {"min": 1, "max": 2, "step": "x"}}})");
