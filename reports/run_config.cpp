@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
+#include <string>
 
 #include "dyno/reports/knob.h"
 #include "dyno/reports/user_error.h"
@@ -195,12 +197,18 @@ void set_knob(RunConfig& config, const std::string& name, const nlohmann::json& 
 RunConfig config_from_json(const nlohmann::json& json, RunConfig base) {
   if (!json.is_object())
     throw UserError("config", "expected a JSON object of knob names to values, got " + std::string(json.type_name()));
+  std::set<std::string> given;  // a knob given both ways ({"ddp": {"world_size": 1}, "ddp.world_size": 2}) is refused
+  auto set_once = [&](const std::string& name, const nlohmann::json& value) {
+    if (!given.insert(name).second) throw UserError("config", name + " is given twice (as \"" + name + "\" and in \"ddp\"); give it once");
+    set_knob(base, name, value);
+  };
   for (const auto& [name, value] : json.items()) {
-    if (name == "ddp" && value.is_object()) {  // nested form {"ddp": {"world_size": 2}}
-      for (const auto& [sub, v] : value.items()) set_knob(base, "ddp." + sub, v);
+    if (name == "ddp") {  // nested form {"ddp": {"world_size": 2}}
+      if (!value.is_object()) throw UserError("config", "ddp: " + value.dump() + " is not an object of ddp knobs, as {\"world_size\": 2}");
+      for (const auto& [sub, v] : value.items()) set_once("ddp." + sub, v);
       continue;
     }
-    set_knob(base, name, value);
+    set_once(name, value);
   }
   return base;
 }

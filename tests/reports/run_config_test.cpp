@@ -65,6 +65,9 @@ TEST(RunConfig, ErrorsNameFieldValueAndValidValues) {
             "[config] batch_size: \"big\" is not an integer in [1, 1048576]");
   EXPECT_EQ(error_of([&] { config_from_json(nlohmann::json::parse(R"({"batch_size": 1.5})")); }),
             "[config] batch_size: 1.5 is not an integer in [1, 1048576]");
+  EXPECT_EQ(error_of([&] { config_from_json(nlohmann::json::parse(R"({"ddp": 5})")); }), "[config] ddp: 5 is not an object of ddp knobs, as {\"world_size\": 2}");
+  EXPECT_EQ(error_of([&] { config_from_json(nlohmann::json::parse(R"({"ddp": {"world_size": 1}, "ddp.world_size": 2})")); }),
+            "[config] ddp.world_size is given twice (as \"ddp.world_size\" and in \"ddp\"); give it once");
   EXPECT_EQ(error_of([&] { config_from_json(nlohmann::json::parse(R"({"save_state": "st\u0000.bin"})")); }),
             "[config] save_state: \"st\\u0000.bin\" holds a NUL byte (\\u0000)");
 }
