@@ -33,7 +33,8 @@ class Climber {
   Step try_value(const std::string& knob, const nlohmann::json& value, const std::string& stage) {
     nlohmann::json point = current_;
     point[knob] = value;
-    if (point == current_) return {*tuner_.latest(current_), Verdict::Equivalent, true, false};
+    // (refinement and regrowth, with no values planned, try one only while the race's first round stays covered)
+    if (point == current_ || (untried_ == 0 && !tuner_.budget_covers(1 + Strategy::kFinalists))) return {*tuner_.latest(current_), Verdict::Equivalent, true, false};
     untried_ = std::max<int64_t>(untried_ - 1, 0);
     tuner_.reserve(untried_ + static_cast<int64_t>(Strategy::kFinalists));
     const Trial incumbent = *tuner_.latest(current_);

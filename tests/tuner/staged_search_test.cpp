@@ -360,7 +360,8 @@ TEST(StagedSearch, StopsWhenTheBudgetIsSpent) {
 // A budget of 26 trials on a noisy machine (sigma 6%, slow spells): the search left unbudgeted
 // takes about ninety, most of them processes that settle near ties. With the budget, every value
 // of every axis but the batch is still measured in some trial: comparisons stop buying processes
-// where those would leave a later stage's values untried.
+// where those would leave a later stage's values untried, and the refinement where it would leave
+// the race's first round unrun.
 TEST(StagedSearch, AShortBudgetStillTriesEveryStage) {
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     testing::NoisyProcessExecutor executor(seed, {});
@@ -374,6 +375,7 @@ TEST(StagedSearch, AShortBudgetStillTriesEveryStage) {
         EXPECT_TRUE(measured) << "seed " << seed << ": " << axis.knob << "=" << value.dump() << " never measured";
       }
     }
+    EXPECT_GE(std::count_if(tuner.trials().begin(), tuner.trials().end(), [](const Trial& t) { return t.stage == "race"; }), 2) << "seed " << seed;
   }
 }
 
