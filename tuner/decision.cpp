@@ -27,14 +27,14 @@ Comparison decide(const PointEvidence& a, const PointEvidence& b, const NoiseMod
   return c;
 }
 
-double expected_loss(const Comparison& comparison) {
-  Posterior chosen = comparison.posterior;  // of (chosen - other): the higher estimate's side
-  if (comparison.difference < 0)
+double expected_loss(const Comparison& comparison, Verdict choice) {
+  Posterior chosen = comparison.posterior;  // of (chosen - other)
+  if (choice == Verdict::Unknown ? comparison.difference < 0 : choice == Verdict::SecondBetter)
     for (double& m : chosen.means) m = -m;
   return chosen.expected_shortfall();
 }
 
-bool answered(const Comparison& comparison, const DecisionRule& rule) { return comparison.verdict == Verdict::Equivalent || expected_loss(comparison) < rule.indifference; }
+bool answered(const Comparison& comparison, const DecisionRule& rule, Verdict choice) { return comparison.verdict == Verdict::Equivalent || expected_loss(comparison, choice) < rule.indifference; }
 
 Verdict settle(const Comparison& comparison) {
   if (comparison.verdict != Verdict::Unknown) return comparison.verdict;

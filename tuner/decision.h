@@ -35,13 +35,13 @@ struct Comparison {
 // A point that failed (or has no evidence) loses to one that did not; two failed points are equivalent.
 Comparison decide(const PointEvidence& a, const PointEvidence& b, const NoiseModel& noise, const DecisionRule& rule);
 
-// What choosing the point with the higher estimate costs in expectation (log scale): the expected
-// shortfall of the difference's posterior, toward the chosen side.
-double expected_loss(const Comparison& comparison);
+// What choosing `choice` (the first or the second point; Unknown: the higher estimate) costs in
+// expectation (log scale): the expected shortfall of the difference's posterior, toward that side.
+double expected_loss(const Comparison& comparison, Verdict choice = Verdict::Unknown);
 
-// Whether the comparison needs no more processes: equivalent, or an expected loss under the
-// indifference (a "better" verdict alone is wrong one time in forty).
-bool answered(const Comparison& comparison, const DecisionRule& rule);
+// Whether the comparison needs no more processes: equivalent, or an expected loss of `choice` (the
+// one stopping now would make) under the indifference (a "better" verdict alone is wrong one time in forty).
+bool answered(const Comparison& comparison, const DecisionRule& rule, Verdict choice = Verdict::Unknown);
 
 // A verdict as it is; "not known" goes to the higher estimate. Never "equivalent": estimates
 // within the margin are not evidence that a simpler point loses nothing.

@@ -212,9 +212,9 @@ Comparison Tuner::judge(const nlohmann::json& a, const nlohmann::json& b) const 
 Verdict Tuner::compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& stage) {
   for (;;) {
     const Comparison c = judge(a, b);
+    const Verdict choice = settled(c, a, b);  // what stopping now chooses: its expected loss decides (a smaller batch's too)
     const size_t na = evidence(a).processes(), nb = evidence(b).processes();
-    if (answered(c, options_.decision) || std::min(na, nb) >= options_.decision.max_processes || !budget_covers(1 + reserved_))
-      return settled(c, a, b);
+    if (answered(c, options_.decision, choice) || std::min(na, nb) >= options_.decision.max_processes || !budget_covers(1 + reserved_)) return choice;
     measure_again(na <= nb ? a : b, stage);  // budget_covers: never BudgetExhausted
   }
 }

@@ -154,6 +154,24 @@ TEST(Tuner, CompareStopsOnceAWrongChoiceCouldOnlyCostLittle) {
   EXPECT_LT(executor.levels.size(), 7u);
 }
 
+// Where a difference not known goes to the smaller batch (time to target's first phase), the
+// choice stopping now would make is the smaller batch: compare measures until that choice is cheap
+// or the larger batch is shown better, not until taking the larger one would be.
+TEST(Tuner, CompareStopsOnTheExpectedLossOfTheChoiceItWouldMake) {
+  auto executor = by_level({{64, {{1, 100}, {2, 100.5}, {3, 99.5}, {4, 100}}}, {128, {{1, 104}, {2, 103.5}, {3, 104.5}, {4, 104}}}});
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 128});
+  TunerOptions options;
+  options.ties_prefer_smaller_batch = true;
+  options.decision.indifference = 0.002;
+  Tuner tuner(space, {{"batch_size", 64}}, executor, options);
+  const nlohmann::json small = {{"batch_size", 64}}, large = {{"batch_size", 128}};
+  tuner.measure(small, "start");
+  tuner.measure(large, "batch");
+  EXPECT_EQ(tuner.compare(large, small, "batch"), Verdict::FirstBetter);
+  EXPECT_EQ(tuner.judge(large, small).verdict, Verdict::FirstBetter);
+}
+
 TEST(Tuner, AtTheCapNotKnownIsSettledOnTheEstimates) {
   auto executor = by_level({{64, {{1, 100}, {2, 100.5}}}, {128, {{1, 104}, {2, 103.5}}}, {256, {{1, 101}, {2, 100.5}}}});
   SearchSpace space;
