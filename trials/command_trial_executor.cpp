@@ -223,7 +223,8 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
     if (report.empty()) {
       trial.outcome = Outcome::InvalidConfig;
       trial.reason = "knob " + knob + " is not acknowledged: the program reported nothing, and the command has no {" + knob +
-                     "} placeholder (a program that reports nothing can only take its knobs on its command line)";
+                     "} placeholder (a program that reports nothing can only take its knobs on its command line" +
+                     (options_.program.launcher_placeholders().count(knob) ? "; the launcher's is the launcher's, and the program may not see it)" : ")");
       return trial;
     }
     if (!report.applied.is_object() || !report.applied.contains(knob)) {

@@ -59,6 +59,7 @@ ProgramCommand::ProgramCommand(std::vector<std::string> command, std::vector<std
 }
 
 std::set<std::string> ProgramCommand::command_placeholders() const { return placeholders_in(command_); }
+std::set<std::string> ProgramCommand::launcher_placeholders() const { return placeholders_in(launcher_); }
 
 void ProgramCommand::check_placeholders(const std::set<std::string>& names) const {
   for (const auto* words : {&launcher_, &command_})

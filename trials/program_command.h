@@ -27,6 +27,8 @@ class ProgramCommand {
   // Placeholder names in the command (not the launcher): knobs the program is given on its command
   // line, and so applies without having to say so in its report.
   std::set<std::string> command_placeholders() const;
+  // Placeholder names in the launcher: what the launcher is given, which the program may not see.
+  std::set<std::string> launcher_placeholders() const;
   // Throws UserError naming a placeholder that is neither in `names` nor a built-in name (seed).
   void check_placeholders(const std::set<std::string>& names) const;
 

@@ -327,6 +327,15 @@ TEST_F(CommandTrials, ALauncherTemplateGoesInFrontOfTheProgram) {
   // The program never saw ddp.world_size: the launcher's placeholder is not the program's acknowledgement.
   EXPECT_EQ(t.outcome, Outcome::InvalidConfig);
   EXPECT_NE(t.reason.find("knob ddp.world_size is not acknowledged"), std::string::npos) << t.reason;
+  // A program that reports nothing: the reason says the launcher's placeholder is not the program's.
+  auto silent = program("exit 0\n", {"{batch_size}"});
+  silent.program = ProgramCommand(silent.program.command(), {"/bin/sh", "-c", "echo {ddp.world_size} > /dev/null; exec \"$@\"", "launcher"});
+  const Trial quiet = run(silent, {{"batch_size", 16}, {"ddp.world_size", 2}});
+  EXPECT_EQ(quiet.outcome, Outcome::InvalidConfig);
+  EXPECT_NE(quiet.reason.find("no {ddp.world_size} placeholder (a program that reports nothing can only take its knobs on its command line; the "
+                              "launcher's is the launcher's, and the program may not see it)"),
+            std::string::npos)
+      << quiet.reason;
 }
 
 // A measurement at a higher budget level runs more units, and has their cap and their timeout:
