@@ -291,6 +291,8 @@ nlohmann::json with_settings(nlohmann::json config, const std::vector<std::strin
   for (const auto& s : settings) {
     const std::string knob = s.substr(0, s.find('='));
     config[knob] = complete.at(knob);
+    // (a ddp knob the config nests, {"ddp": {"world_size": 1}}, is now the dotted one: given once)
+    if (knob.rfind("ddp.", 0) == 0 && config.contains("ddp") && config["ddp"].is_object()) config["ddp"].erase(knob.substr(4));
   }
   return config;
 }
