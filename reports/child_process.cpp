@@ -109,20 +109,29 @@ void close_descriptors(unsigned first, unsigned last) {
     for (unsigned fd = first; fd <= std::min(last, 1023u); ++fd) ::close(static_cast<int>(fd));
 }
 
-// Cuts the log to its head, a line saying how much went (`cut`, over the whole run) and its tail
-// once it holds more than `limit` bytes. The child appends, so what it writes next follows the tail.
-void keep_log_bounded(const std::string& path, int64_t limit, int64_t& cut) {
+// What keep_log_bounded has cut from a log: the child's bytes, and the line it wrote saying so
+// (after the head, so the next cut takes it too).
+struct LogCut {
+  int64_t output = 0, line = 0;
+};
+
+// Cuts the log to its head and a line saying how much of the child's output went (over the whole
+// run) once it holds more than `limit` bytes. While the child runs, what it writes next follows
+// that line (a write racing the cut may go uncounted); once it has ended, the log's tail is kept after it.
+void keep_log_bounded(const std::string& path, int64_t limit, LogCut& cut, bool ended) {
   const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
   if (fd < 0) return;
   struct stat info {};
-  const int64_t head = limit / 8, tail = limit / 64;
+  const int64_t head = limit / 8, tail = ended ? limit / 64 : 0;
   if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > limit) {
     std::string last(static_cast<size_t>(tail), '\0');
     const ssize_t got = ::pread(fd, last.data(), last.size(), info.st_size - tail);
     if (got >= 0 && ::ftruncate(fd, head) == 0) {
-      cut += info.st_size - head - got;
-      const std::string text = "\n[dyno] ... " + std::to_string(cut) + " bytes of output cut here: a log past " + std::to_string(limit >> 20) +
-                               " MiB keeps its head and its tail ...\n" + last.substr(0, static_cast<size_t>(got));
+      cut.output += info.st_size - head - got - cut.line;
+      const std::string line = "\n[dyno] ... " + std::to_string(cut.output) + " bytes of output cut here: a log past " +
+                               std::to_string(limit >> 20) + " MiB keeps its head and its tail ...\n";
+      cut.line = static_cast<int64_t>(line.size());
+      const std::string text = line + last.substr(0, static_cast<size_t>(got));
       for (size_t done = 0; done < text.size();) {
         const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
         if (n <= 0) break;
@@ -244,7 +253,8 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
   int status = 0;
   struct rusage usage {};
   double asked_at = 0, memory_at = -1, log_checked_at = 0;
-  int64_t peak_memory = 0, log_cut = 0;
+  int64_t peak_memory = 0;
+  LogCut log_cut;
   for (;;) {
     // Ended (not yet reaped, so its process group still exists): what it started and left running
     // goes with it, rather than run on into the next measurement.
@@ -277,7 +287,7 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
     }
     if (elapsed - log_checked_at >= 0.5) {
       log_checked_at = elapsed;
-      keep_log_bounded(log_path, options.log_limit_bytes, log_cut);
+      keep_log_bounded(log_path, options.log_limit_bytes, log_cut, false);
     }
     if (!result.timed_out && !result.interrupted && !result.stopped) {
       if (stop && *stop) {
@@ -298,7 +308,7 @@ ChildResult run_child(const std::vector<std::string>& args, const std::string& l
   }
   if (exec_pipe[0] >= 0) ::close(exec_pipe[0]);
   result.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();  // (what the child left is not its time)
-  keep_log_bounded(log_path, options.log_limit_bytes, log_cut);
+  keep_log_bounded(log_path, options.log_limit_bytes, log_cut, true);
   if (options.reap_descendants) reap_leftovers();
   result.peak_rss_bytes = options.measure_memory ? peak_memory : static_cast<int64_t>(usage.ru_maxrss) * 1024;
   if (WIFSIGNALED(status)) {

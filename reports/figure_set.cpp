@@ -29,23 +29,19 @@ FigureSet from_google_benchmark(const JsonFields& j, const std::string& what) {
     }
     if (b.text("run_type", "iteration") != "iteration") continue;
     if (!b.has("real_time")) throw UserError("compare", what + ": benchmark '" + name + "' has no real_time");
-    const auto above_0 = [&](const char* key) {  // a time or a rate no benchmark measures is the file's error, named
-      const double v = b.number(key);
-      if (!(v > 0) || !std::isfinite(v)) throw UserError("compare", what + ": benchmark '" + name + "': " + key + " is " + nlohmann::json(v).dump() + "; expected a number above 0");
-      return v;
-    };
+    const JsonFields figures(benchmark, "compare", what + ": benchmark '" + name + "'");
     // In nanoseconds whatever the benchmark's unit: a benchmark whose unit changed between the
     // two files is still compared like with like.
     const double ns_per = google_benchmark_ns_per(b.text("time_unit", "ns"), "compare", what + ": benchmark '" + name + "'");
     auto& time = set.metrics[name + " real_time"];
     time.higher_is_better = false;
     time.unit = "ns";
-    time.values.push_back(above_0("real_time") * ns_per);
-    if (b.has("items_per_second")) {
+    time.values.push_back(figures.positive_number("real_time") * ns_per);
+    if (b.has("items_per_second") && b.number("items_per_second") != 0) {  // (0: it processed no items, SetItemsProcessed(0))
       auto& items = set.metrics[name + " items_per_second"];
       items.higher_is_better = true;
       items.unit = "items/s";
-      items.values.push_back(above_0("items_per_second"));
+      items.values.push_back(figures.positive_number("items_per_second"));
     }
   }
   if (set.metrics.empty()) throw UserError("compare", what + " holds no benchmark iterations");

@@ -68,6 +68,12 @@ double JsonFields::number_at_least(const char* key, double least, double fallbac
   return v.get<double>();
 }
 
+double JsonFields::positive_number(const char* key) const {
+  const double v = required_number(key);
+  if (!(v > 0) || !std::isfinite(v)) fail(key, "a finite number above 0");
+  return v;
+}
+
 bool JsonFields::flag(const char* key, bool fallback) const {
   if (!has(key)) return fallback;
   if (!object_[key].is_boolean()) fail(key, "true or false");

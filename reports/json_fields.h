@@ -30,6 +30,8 @@ class JsonFields {
   bool flag(const char* key, bool fallback = false) const;
   // A finite number no less than `least` (a figure, a duration), or `fallback` when absent or null.
   double number_at_least(const char* key, double least, double fallback) const;
+  // A finite number above 0 (a time, a rate), which must be present.
+  double positive_number(const char* key) const;
   // The field, which must be present (and not null).
   std::string required_text(const char* key) const;
   int64_t required_integer(const char* key) const;

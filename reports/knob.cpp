@@ -48,7 +48,7 @@ std::string Knob::valid_text() const {
       return "a number in [" + format_number(min_value) + ", " + format_number(max_value) + "]";
     case KnobType::Boolean: return "true or false";
     case KnobType::Choice: return "one of " + join(choices, ", ");
-    case KnobType::Text: return "any text";
+    case KnobType::Text: return "any text without a NUL byte";
   }
   return "?";
 }
@@ -132,6 +132,8 @@ void Knob::validate(const nlohmann::json& value) const {
       return;
   }
 }
+
+std::string knob_value_text(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
 const Knob* find_knob(const std::string& name) {
   for (const auto& knob : all_knobs())

@@ -56,6 +56,9 @@ const std::vector<Knob>& all_knobs();
 const Knob* find_knob(const std::string& name);
 // Like find_knob, but throws a UserError that lists the known names.
 const Knob& knob_or_throw(const std::string& name, const std::string& where = "config");
+
+// A knob's value as a command line writes it: a text as it is, anything else as its JSON (64, true, 0.5).
+std::string knob_value_text(const nlohmann::json& value);
 // A program's own knob, as a search space declares it: {"type": bool|integer|real|choice|text,
 // "min", "max", "choices", "default", "reference", "role", "convergence" (true: the role
 // convergence), "warmup_cost"}. A UserError("space", ...) names the knob, the field and what is valid.

@@ -55,9 +55,7 @@ std::vector<TechniqueRow> technique_rows(const nlohmann::json& j, const std::str
     }
     if (b.text("run_type", "iteration") != "iteration" || !b.has("real_time")) continue;
     acc.unit = b.text("time_unit", "ns");
-    const double time = b.number("real_time");
-    if (!(time > 0) || !std::isfinite(time)) b.fail("real_time", "a time above 0");
-    acc.ns.push_back(time * google_benchmark_ns_per(acc.unit, "report", at));
+    acc.ns.push_back(b.positive_number("real_time") * google_benchmark_ns_per(acc.unit, "report", at));
   }
   // A result with none of the techniques' benchmarks is another program's: a table of "missing" rows would hide that.
   bool any = false;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "dyno/reports/child_process.h"
+#include "dyno/reports/knob.h"
 #include "dyno/reports/user_error.h"
 
 namespace dyno {
@@ -71,7 +72,6 @@ void ProgramCommand::check_placeholders(const std::set<std::string>& names) cons
       }
 }
 
-std::string ProgramCommand::value_text(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
 std::string ProgramCommand::environment_name(const std::string& knob) {
   std::string name = "DYNO_KNOB_";
@@ -99,7 +99,7 @@ std::vector<std::string> ProgramCommand::argv_for(const nlohmann::json& point, i
   auto value = [&](const std::string& name) {
     if (name == "seed") return std::to_string(seed);
     if (!point.contains(name)) throw UserError("command", "placeholder {" + name + "} names no knob of the point " + point.dump());
-    return value_text(point[name]);
+    return knob_value_text(point[name]);
   };
   std::vector<std::string> argv;
   for (const auto& w : launcher_) argv.push_back(substitute(w, value));
@@ -110,7 +110,7 @@ std::vector<std::string> ProgramCommand::argv_for(const nlohmann::json& point, i
 
 std::vector<std::string> ProgramCommand::environment_for(const nlohmann::json& point, int64_t seed) {
   std::vector<std::string> env;
-  for (const auto& [knob, value] : point.items()) env.push_back(environment_name(knob) + "=" + value_text(value));
+  for (const auto& [knob, value] : point.items()) env.push_back(environment_name(knob) + "=" + knob_value_text(value));
   env.push_back("DYNO_SEED=" + std::to_string(seed));
   return env;
 }

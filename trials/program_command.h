@@ -41,8 +41,6 @@ class ProgramCommand {
   // Throws UserError naming two knobs of `names` that have one environment_name (batch-size and
   // batch_size, lr and LR): the program could not tell them apart.
   static void check_environment_names(const std::set<std::string>& names);
-  // A value as the program sees it: strings as they are, anything else as JSON (true, 128, 0.001).
-  static std::string value_text(const nlohmann::json& value);
 
   // {"command", "launcher"}: what a journal header and a report record of the program.
   nlohmann::json to_json() const;

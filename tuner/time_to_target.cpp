@@ -107,9 +107,7 @@ std::vector<nlohmann::json> race_finalists(const Tuner& tuner, size_t count) {
   return finalists;
 }
 
-double TargetPhase::next_time_cap(const Tuner& tuner) const {
-  return racing_ ? race_time_cap(tuner, options_.cap_s) : search_time_cap(tuner, options_.cap_s);
-}
+double TargetPhase::next_time_cap(const Tuner& tuner) const { return racing_ ? race_time_cap(tuner, options_.cap_s) : search_time_cap(tuner, options_.cap_s); }
 
 int64_t TargetPhase::expected_trials(const SearchSpace& space) const {
   const Axis* epochs = space.find("epochs");

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 
+#include "dyno/reports/knob.h"
 #include "dyno/reports/run_report.h"
 #include "dyno/tuner/tuner.h"
 
@@ -12,7 +13,7 @@ std::string describe_changes(const Tuner& tuner, const nlohmann::json& point) {
   std::string out;
   for (const auto& [knob, value] : point.items())
     if (!tuner.start_point().contains(knob) || tuner.start_point()[knob] != value)
-      out += (out.empty() ? "" : " ") + knob + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+      out += (out.empty() ? "" : " ") + knob + "=" + knob_value_text(value);
   return !out.empty() ? out : point.empty() ? "(default)" : "(start)";  // {}: the untuned configuration (verification, profile)
 }
 

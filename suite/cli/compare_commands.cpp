@@ -23,6 +23,7 @@
 #include "dyno/reports/child_process.h"
 #include "dyno/reports/comparison.h"
 #include "dyno/reports/figure_set.h"
+#include "dyno/reports/knob.h"
 #include "dyno/reports/machine_fingerprint.h"
 #include "dyno/reports/quantity.h"
 #include "dyno/reports/run_config.h"
@@ -366,7 +367,7 @@ void refuse_changed_stored_config(const nlohmann::json& stored_config, const nlo
   if (named.empty()) return;
   const nlohmann::json& value = asked_json[named];
   const nlohmann::json was = stored_json.value(named, nlohmann::json()), trained = resolved_json.value(named, nlohmann::json());
-  throw UserError("check", "--set " + named + "=" + (value.is_string() ? value.get<std::string>() : value.dump()) + ": the baseline's runs in '" +
+  throw UserError("check", "--set " + named + "=" + knob_value_text(value) + ": the baseline's runs in '" +
                                baseline_path + "' were measured with " + named + "=" + was.dump() +
                                (trained != was ? " (the recipe's, " + trained.dump() + ")" : std::string()) +
                                "; re-record the baseline with it, measure both sides with --against BASE_DYNO, or use --candidate-set to change the candidate only");

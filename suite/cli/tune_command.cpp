@@ -787,7 +787,7 @@ int run_tune(const TuneArgs& args) {
     tuned.update(best->point);
     for (const auto& [knob, value] : tuned.items())
       if (base.value(knob, nlohmann::json()) != value)
-        summary.best_changes += (summary.best_changes.empty() ? "" : " ") + knob + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+        summary.best_changes += (summary.best_changes.empty() ? "" : " ") + knob + "=" + knob_value_text(value);
     if (summary.best_changes.empty()) summary.best_changes = "(default)";
   }
   write_outputs(*final_phase, summary, trials);
@@ -897,7 +897,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_flag("--no-verify", args->no_verify, "skip training the winner and the default to the target");
   cmd->add_flag("--no-profile", args->no_profile,
                 "skip profiling the default and the chosen configuration (two short runs under LibTorch's profiler that give each a bottleneck verdict)");
-  cmd->add_flag("--quiet,-q", args->quiet, "print nothing but errors (no progress, table or summary): the results are in --out");
+  cmd->add_flag("--quiet,-q", args->quiet, "no progress lines, table or summary (notices and errors still go to stderr): the results are in --out");
   cmd->add_option("--max-ranks", args->max_ranks,
                   "allow data-parallel trials up to this many local ranks (above 1: adds the ddp.* axes); default: the visible GPUs on CUDA, else 1")
       ->check(whole_number_in(1, 1024));

@@ -69,7 +69,11 @@ TEST(FigureSet, AFigureNotAbove0IsRefusedNamingWhereItIs) {
   };
   EXPECT_EQ(error(to_json(r)), "[compare] 'r.json': throughput_windows[1] is null; expected a throughput above 0");
   EXPECT_EQ(error(nlohmann::json::parse(R"({"benchmarks": [{"name": "BM_a", "real_time": -1, "time_unit": "ns"}]})")),
-            "[compare] 'r.json': benchmark 'BM_a': real_time is -1.0; expected a number above 0");
+            "[compare] 'r.json': benchmark 'BM_a': field 'real_time' is -1; expected a finite number above 0");
+  // A benchmark that processed no items has no rate, only its time.
+  const auto none = figure_set_from_json(nlohmann::json::parse(R"({"benchmarks": [{"name": "BM_a", "real_time": 5, "items_per_second": 0}]})"), "'r.json'");
+  EXPECT_TRUE(none.metrics.count("BM_a real_time"));
+  EXPECT_FALSE(none.metrics.count("BM_a items_per_second"));
 }
 
 TEST(FigureSet, EnvironmentDifferencesAreNamed) {

@@ -54,6 +54,13 @@ TEST(SearchSpace, ErrorsNameTheAxisAndTheValue) {
             "[space] axis batch_size: value 0 is not an integer in [1, 1048576]");
   EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"amp": ["off", "fp8"]}})")); }),
             "[space] axis amp: value \"fp8\" is not one of off, fp16, bf16");
+  // A C string ends at a NUL: a program's argument would lose what follows it.
+  EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"knobs": {"mode": {"type": "text"}}, "axes": {"mode": ["a\u0000b"]}})")); }),
+            "[space] axis mode: value \"a\\u0000b\" is not any text without a NUL byte");
+  // A whole number past 64 bits would wrap when read as one.
+  EXPECT_NE(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"knobs": {"n": {"type": "integer", "max": 1e300}}, "axes": {"n": [1e20]}})")); })
+                .find("[space] axis n: value 1e+20 is not an integer"),
+            std::string::npos);
   EXPECT_EQ(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"batch_size": []}})")); }),
             "[space] axis batch_size: has no values");
   EXPECT_NE(error_of([] { SearchSpace::from_json(nlohmann::json::parse(R"({"axes": {"warp_speed": [1]}})")); })
