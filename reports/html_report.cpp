@@ -398,9 +398,9 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
     << pareto_chart(trials, tune.value("pareto_front", nlohmann::json::array()), figure);
 
   std::vector<std::pair<std::string, nlohmann::json>> series;
-  std::vector<std::pair<double, int64_t>> ranked;
+  std::vector<std::pair<double, int64_t>> ranked;  // the best first: the fastest, or the soonest to the target
   for (const auto& t : trials)
-    if (t.value("outcome", "") == "ok" && !after_search(t)) ranked.emplace_back(safe(t, "samples_per_second"), t.value("id", int64_t{0}));
+    if (const double v = figure.of(t); std::isfinite(v) && !after_search(t)) ranked.emplace_back(figure.to_target ? -v : v, t.value("id", int64_t{0}));
   std::sort(ranked.rbegin(), ranked.rend());
   for (size_t i = 0; i < ranked.size() && series.size() < 6; ++i) {
     auto it = trial_reports.find(ranked[i].second);
@@ -415,7 +415,8 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
     if (t.value("stage", "") == "verify")
       if (auto it = trial_reports.find(t.value("id", int64_t{0})); it != trial_reports.end())
         verify_series.emplace_back((t.value("key", "").rfind("verify:best", 0) == 0 ? "tuned, trial " : "default, trial ") + t["id"].dump(), it->second);
-  h << "<h2>Loss curves of the fastest configurations</h2>" << curves_chart(series, "loss", "training loss");
+  h << "<h2>Loss curves of the " << (figure.to_target ? "trials soonest to the target" : "fastest configurations") << "</h2>"
+    << curves_chart(series, "loss", "training loss");
   if (!verify_series.empty()) {
     h << "<h2>Verification runs: loss and metric</h2>" << curves_chart(verify_series, "loss", "training loss")
       << curves_chart(verify_series, "metric", "evaluation metric")

@@ -160,7 +160,7 @@ std::vector<Knob> build_table() {
   t.push_back(ranged(make_knob("data_delay_ms", K::Real, &C::data_delay_ms, "testing: each training batch takes this many ms longer to produce (a slow data source)"), 0, 60000));
   // Distributed data parallel.
   t.push_back(ranged(make_ddp_knob("world_size", K::Integer, &DdpConfig::world_size, "data-parallel ranks"), 1, 4096, true));
-  t.push_back(choice(make_ddp_knob("backend", K::Choice, &DdpConfig::backend, "c10d backend: auto (nccl on cuda; on cpu shm when every rank is on this machine, else gloo), gloo, nccl, or shm (gloo, with the gradients averaged in shared memory: cpu ranks on one machine)"), {"auto", "gloo", "nccl", "shm"}, true));
+  t.push_back(choice(make_ddp_knob("backend", K::Choice, &DdpConfig::backend, "c10d backend: auto (nccl on cuda; on cpu shm when every rank is on this machine and no comm_hook is set, else gloo), gloo, nccl, or shm (gloo, with the gradients averaged in shared memory: cpu ranks on one machine)"), {"auto", "gloo", "nccl", "shm"}, true));
   t.push_back(ranged(make_ddp_knob("bucket_cap_mb", K::Real, &DdpConfig::bucket_cap_mb, "gradient bucket size in MiB"), 0.01, 4096));
   t.back().tunable = true;
   t.back().speed_only = true;

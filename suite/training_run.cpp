@@ -555,7 +555,8 @@ std::string TrainingRun::log_point() {
     std::fprintf(stderr, "\r[%s] epoch %lld/%lld step %lld/%lld loss %.4f %s/s %.0f ETA %s   ", workload_.name.c_str(),
                  static_cast<long long>(epoch_ + 1), static_cast<long long>(config_.epochs), static_cast<long long>(step_),
                  static_cast<long long>(planned_steps_), report_.loss_curve.back().value, workload_.throughput_unit.c_str(),
-                 report_.throughput_windows.empty() ? 0.0 : report_.throughput_windows.back(),
+                 // (the job's, as the summary states it: this rank's window times the ranks)
+                 report_.throughput_windows.empty() ? 0.0 : report_.throughput_windows.back() * static_cast<double>(distributed_ ? distributed_->world_size() : 1),
                  format_duration(step_s * static_cast<double>(planned_steps_ - step_)).c_str());
     std::fflush(stderr);
   }

@@ -140,6 +140,7 @@ int run_launch(const LaunchArgs& a) {
 
   int result = 0;
   bool ended_not_ok = false;  // a rank ended with exit 3: the others end likewise within --grace, or are stopped
+  int not_ok_rank = -1;       // the first that did
   std::chrono::steady_clock::time_point not_ok_since{};
   int failed_rank = -1, failed_code = 0;
   std::string how;           // how failed_rank ended
@@ -171,7 +172,10 @@ int run_launch(const LaunchArgs& a) {
           // A run that ended and was not ok (exit 3: diverged, a target missed) failed no peer: each
           // ends so on its own, and rank 0 is still writing the job's report.
           if (code == kExitRunNotOk && !stopped_here) {
-            if (!ended_not_ok) not_ok_since = std::chrono::steady_clock::now();
+            if (!ended_not_ok) {
+              not_ok_since = std::chrono::steady_clock::now();
+              not_ok_rank = static_cast<int>(r);
+            }
             ended_not_ok = true;
             continue;
           }
@@ -213,6 +217,13 @@ int run_launch(const LaunchArgs& a) {
   // Told to stop (the ranks may all have ended before the loop saw the signal): interrupted.
   if (g_forward_signal && result == 0) result = 128 + g_forward_signal;
   if (ended_not_ok && result == 0) result = kExitRunNotOk;
+  // A peer's collective that failed (exit 4) after a rank ended not ok (out of memory, which closes
+  // its connections at once under gloo) failed for that rank: the job ends as that rank did.
+  if (failed_code == kExitRankFailed && not_ok_rank >= 0) {
+    failed_rank = not_ok_rank;
+    failed_code = result = kExitRunNotOk;
+    how = "exit status 3";
+  }
   // A shared-memory all-reduce's segment is named after rank 0's process and removed by it; a rank 0
   // killed while it set the segment up leaves it behind: removed here, once every rank has ended.
   std::error_code ignored;

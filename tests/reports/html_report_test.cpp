@@ -129,6 +129,7 @@ TEST(HtmlReport, ATimeToTargetRunIsStatedInSecondsAndTheWorkloadsUnit) {
   tune["best"]["time_to_target_s"] = 12.5;
   tune["trials"][1]["time_to_target_s"] = 12.5;
   tune["trials"][1]["ci_low"] = tune["trials"][1]["ci_high"] = 0.08;
+  tune["trials"][0]["time_to_target_s"] = 9.0;  // the slower configuration, sooner to the target
   tune["trials"].push_back({{"id", 8}, {"stage", "verify"}, {"key", "verify:best-seed1:{}"}, {"outcome", "ok"}, {"samples_per_second", 1}});
   tune["verification"]["seeds"] = nlohmann::json::parse(R"([{"seed": 0, "best": {"time_to_target_s": 2.0}, "default": {"time_to_target_s": 5.0}, "speedup": 2.5},
                                                             {"seed": 1, "best": {"time_to_target_s": 3.0}, "default": {"time_to_target_s": 6.0}, "speedup": 2.0}])");
@@ -136,8 +137,12 @@ TEST(HtmlReport, ATimeToTargetRunIsStatedInSecondsAndTheWorkloadsUnit) {
   tune["throughput_phase"] = {{"report", "runs/t/throughput/report.json"}, {"best_changes", "amp=bf16"}};
   std::map<int64_t, nlohmann::json> runs;
   const auto curve = nlohmann::json::parse(R"({"loss": [{"step": 10, "time_s": 1.5, "value": 2.0}], "metric": []})");
-  runs[4] = runs[5] = runs[8] = {{"curves", curve}};
+  runs[1] = runs[2] = runs[4] = runs[5] = runs[8] = {{"curves", curve}};
   const std::string html = render_html_report(tune, runs, nullptr);
+  // The loss curves shown are the trials soonest to the target, the soonest first.
+  const auto curves = html.find("<h2>Loss curves of the trials soonest to the target</h2>");
+  ASSERT_NE(curves, std::string::npos) << html;
+  EXPECT_LT(html.find("trial 1: (start)", curves), html.find("trial 2: batch_size=128", curves));
   EXPECT_NE(html.find("<b>12.5 s to the target</b> (200 tokens/s), batch_size=128"), std::string::npos) << html;
   EXPECT_NE(html.find("Time to the target per trial"), std::string::npos);
   EXPECT_NE(html.find("seconds to the target (lower is better)"), std::string::npos);

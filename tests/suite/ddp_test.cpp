@@ -127,6 +127,17 @@ TEST(Ddp, ARankThatDiesEndsTheJobWithNoProcessLeft) {
   testing::remove_tree(dir);
 }
 
+// A rank out of memory ends not ok (3) and, under gloo, closes its connections at once: its peers'
+// collectives fail for it (4), and the job ends as that rank did, naming it.
+TEST(Ddp, ARankOutOfMemoryEndsTheJobAsOutOfMemoryNamingIt) {
+  auto dir = testing::fresh_dir("ddp_oom");
+  auto r = launch(2, kCommon + " --set batch_size=32 --set max_steps=200 --set inject_fault=oom --set inject_fault_at_step=3 "
+                               "--set inject_fault_rank=1 --set ddp.timeout_s=20 --set ddp.backend=gloo --out " + (dir / "r.json").string());
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("[launch] error: rank 1 failed first (exit status 3)"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
 // Ctrl-C in a terminal reaches the launcher and every rank of its process group at once: a rank
 // it ended is not a failure of that rank, and the job ends as interrupted (130).
 TEST(Ddp, CtrlCInTheTerminalEndsTheJobAsInterruptedBlamingNoRank) {
