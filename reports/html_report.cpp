@@ -11,9 +11,7 @@
 #include "dyno/reports/technique_claims.h"
 
 namespace dyno {
-namespace {
-
-std::string escape(const std::string& text) {
+std::string html_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
@@ -21,11 +19,14 @@ std::string escape(const std::string& text) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
       default: out += c;
     }
   }
   return out;
 }
+
+namespace {
 
 std::string num(double v, int precision = 3) {
   char b[64];
@@ -68,9 +69,9 @@ struct Plot {
         << "<text x='" << left - 6 << "' y='" << py(yv) + 4 << "' text-anchor='end' font-size='11'>" << tick(yv) << "</text>"
         << "<text x='" << px(xv) << "' y='" << height - bottom + 16 << "' text-anchor='middle' font-size='11'>" << tick(xv) << "</text>";
     }
-    s << "<text x='" << (left + width - right) / 2 << "' y='" << height - 8 << "' text-anchor='middle' font-size='12'>" << escape(x_label)
+    s << "<text x='" << (left + width - right) / 2 << "' y='" << height - 8 << "' text-anchor='middle' font-size='12'>" << html_escape(x_label)
       << "</text><text x='14' y='" << (top + height - bottom) / 2 << "' text-anchor='middle' font-size='12' transform='rotate(-90 14 "
-      << (top + height - bottom) / 2 << ")'>" << escape(y_label) << "</text>";
+      << (top + height - bottom) / 2 << ")'>" << html_escape(y_label) << "</text>";
     return s.str();
   }
   std::string open() const {
@@ -129,11 +130,11 @@ std::string throughput_chart(const nlohmann::json& trials, int64_t best_id, cons
         s << "<line x1='" << x << "' x2='" << x << "' y1='" << p.py(safe(t, "ci_low")) << "' y2='" << p.py(safe(t, "ci_high"))
           << "' stroke='#1f77b4' stroke-width='2'/>";
       s << "<circle cx='" << x << "' cy='" << p.py(v) << "' r='" << (t["id"] == best_id ? 6 : 3.5) << "' fill='"
-        << (t["id"] == best_id ? "#2ca02c" : "#1f77b4") << "'><title>trial " << t["id"] << ": " << escape(figure.value_text(t) + figure.detail(t)) << " "
-        << escape(t.value("changes", "")) << "</title></circle>";
+        << (t["id"] == best_id ? "#2ca02c" : "#1f77b4") << "'><title>trial " << t["id"] << ": " << html_escape(figure.value_text(t) + figure.detail(t)) << " "
+        << html_escape(t.value("changes", "")) << "</title></circle>";
     } else {
       s << "<text x='" << x << "' y='" << p.py(0) - 4 << "' text-anchor='middle' font-size='13' fill='#d62728'>&#x2715;<title>trial "
-        << t["id"] << ": " << escape(t.value("outcome", "")) << " - " << escape(t.value("reason", figure.to_target ? "missed the target" : "")) << "</title></text>";
+        << t["id"] << ": " << html_escape(t.value("outcome", "")) << " - " << html_escape(t.value("reason", figure.to_target ? "missed the target" : "")) << "</title></text>";
     }
   }
   s << "</svg>";
@@ -172,7 +173,7 @@ std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& fro
   for (const auto& t : trials) {
     if (!std::isfinite(figure.of(t)) || after_search(t)) continue;
     s << "<circle cx='" << p.px(safe(t, "peak_memory_bytes") / 1048576.0) << "' cy='" << p.py(figure.of(t))
-      << "' r='3.5' fill='#9aa9c4'><title>trial " << t["id"] << ": " << escape(t.value("changes", "")) << "</title></circle>";
+      << "' r='3.5' fill='#9aa9c4'><title>trial " << t["id"] << ": " << html_escape(t.value("changes", "")) << "</title></circle>";
   }
   std::string path, dots;
   for (const auto& f : front) {
@@ -180,7 +181,7 @@ std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& fro
     const double x = p.px(safe(f, "peak_memory_bytes") / 1048576.0), y = p.py(front_figure(f));
     path += (path.empty() ? "M" : " L") + format_fixed(x) + " " + format_fixed(y);
     dots += "<circle cx='" + format_fixed(x) + "' cy='" + format_fixed(y) + "' r='5' fill='#ff7f0e'><title>" +
-            escape(f.value("changes", "") + " (" + std::to_string(f.value("processes", int64_t{1})) + " processes; latest trial ") + f.value("id", nlohmann::json()).dump() + ")</title></circle>";
+            html_escape(f.value("changes", "") + " (" + std::to_string(f.value("processes", int64_t{1})) + " processes; latest trial ") + f.value("id", nlohmann::json()).dump() + ")</title></circle>";
   }
   s << "<path d='" << path << "' fill='none' stroke='#ff7f0e' stroke-width='2'/>" << dots << "</svg>";
   return s.str();
@@ -219,9 +220,9 @@ std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json
     for (const auto& pt : points(report))
       if (pt.is_object() && pt.contains("value") && pt["value"].is_number()) path += (path.empty() ? "M" : " L") + format_fixed(p.px(safe(pt, x))) + " " + format_fixed(p.py(pt["value"].get<double>()));
     const char* c = kPalette[color % 8];
-    s << "<path d='" << path << "' fill='none' stroke='" << c << "' stroke-width='1.8'><title>" << escape(label) << "</title></path>";
+    s << "<path d='" << path << "' fill='none' stroke='" << c << "' stroke-width='1.8'><title>" << html_escape(label) << "</title></path>";
     s << "<rect x='" << p.width - p.right - 250 << "' y='" << p.top + 8 + 15 * color << "' width='10' height='10' fill='" << c << "'/>"
-      << "<text x='" << p.width - p.right - 236 << "' y='" << p.top + 17 + 15 * color << "' font-size='11'>" << escape(utf8_text(label, 38))
+      << "<text x='" << p.width - p.right - 236 << "' y='" << p.top + 17 + 15 * color << "' font-size='11'>" << html_escape(utf8_text(label, 38))
       << "</text>";
     ++color;
   }
@@ -247,9 +248,9 @@ std::string phase_chart(const nlohmann::json& report) {
   for (const auto& [name, ms] : phases) {
     const double w = bar * ms / total;
     const char* c = kPalette[color % 8];
-    s << "<rect x='" << x << "' y='10' width='" << w << "' height='30' fill='" << c << "'><title>" << escape(name) << ": " << num(ms) << " ms/step</title></rect>";
+    s << "<rect x='" << x << "' y='10' width='" << w << "' height='30' fill='" << c << "'><title>" << html_escape(name) << ": " << num(ms) << " ms/step</title></rect>";
     s << "<rect x='" << 10 + 125 * color << "' y='55' width='10' height='10' fill='" << c << "'/><text x='" << 24 + 125 * color
-      << "' y='64' font-size='11'>" << escape(name) << " " << num(ms) << " ms</text>";
+      << "' y='64' font-size='11'>" << html_escape(name) << " " << num(ms) << " ms</text>";
     x += w;
     ++color;
   }
@@ -264,17 +265,17 @@ std::string verdict_table(const nlohmann::json& profiles) {
   for (const char* which : {"default", "best"}) {
     const auto& entry = profiles.value(which, nlohmann::json::object());
     const auto& verdict = entry.value("verdict", nlohmann::json());
-    s << "<tr><td>" << (std::string(which) == "best" ? "tuned" : "default") << "</td><td>" << escape(entry.value("at", "")) << "</td><td>";
+    s << "<tr><td>" << (std::string(which) == "best" ? "tuned" : "default") << "</td><td>" << html_escape(entry.value("at", "")) << "</td><td>";
     if (verdict.is_object()) {
       // The sentence is the headline, ": ", then its evidence.
       const std::string headline = verdict.value("headline", ""), sentence = verdict.value("sentence", "");
       const std::string evidence = sentence.rfind(headline + ": ", 0) == 0 ? sentence.substr(headline.size() + 2) : sentence;
-      s << "<b>" << escape(headline) << "</b><br><span class='meta'>" << escape(evidence) << "</span>";
+      s << "<b>" << html_escape(headline) << "</b><br><span class='meta'>" << html_escape(evidence) << "</span>";
     }
     else
-      s << "not profiled: " << escape(entry.value("outcome", "")) << " " << escape(entry.value("reason", ""));
+      s << "not profiled: " << html_escape(entry.value("outcome", "")) << " " << html_escape(entry.value("reason", ""));
     const auto& trace = entry.value("trace", nlohmann::json());
-    s << "</td><td>" << (trace.is_string() ? escape(trace.get<std::string>()) : std::string("-")) << "</td></tr>";
+    s << "</td><td>" << (trace.is_string() ? html_escape(trace.get<std::string>()) : std::string("-")) << "</td></tr>";
   }
   s << "</table><p class='meta'>Each configuration run once more with <code>dyno train --profile</code>: LibTorch's profiler over "
        "steps after warm-up; open a trace in https://ui.perfetto.dev or chrome://tracing.</p>";
@@ -289,16 +290,16 @@ std::string op_table(const nlohmann::json& profile) {
   s << "<table><tr><th>op</th><th>self ms/step</th><th>self %</th><th>total ms/step</th><th>calls/step</th><th>GFLOP/step</th><th>input shapes (most time)</th></tr>";
   for (const auto& row : profile.value("ops", nlohmann::json::array())) {
     const double self = safe(row, "self_s");
-    s << "<tr><td>" << escape(row.value("name", "")) << "</td><td>" << format_fixed(1000 * self / steps, 3) << "</td><td>"
+    s << "<tr><td>" << html_escape(row.value("name", "")) << "</td><td>" << format_fixed(1000 * self / steps, 3) << "</td><td>"
       << format_fixed(wall > 0 ? 100 * self / wall : 0, 1) << "</td><td>" << format_fixed(1000 * safe(row, "total_s") / steps, 3) << "</td><td>"
       << format_fixed(safe(row, "calls") / steps, 1) << "</td><td>" << (safe(row, "flops") > 0 ? format_fixed(safe(row, "flops") / steps / 1e9, 3) : "")
-      << "</td><td>" << escape(utf8_text(row.value("input_shapes", ""), 90)) << "</td></tr>";
+      << "</td><td>" << html_escape(utf8_text(row.value("input_shapes", ""), 90)) << "</td></tr>";
   }
   s << "</table>";
   if (!profile.value("kernels", nlohmann::json::array()).empty()) {
     s << "<p>Device kernels:</p><table><tr><th>kernel</th><th>ms/step</th><th>calls/step</th></tr>";
     for (const auto& row : profile["kernels"])
-      s << "<tr><td>" << escape(utf8_text(row.value("name", ""), 100)) << "</td><td>" << format_fixed(1000 * safe(row, "self_s") / steps, 3)
+      s << "<tr><td>" << html_escape(utf8_text(row.value("name", ""), 100)) << "</td><td>" << format_fixed(1000 * safe(row, "self_s") / steps, 3)
         << "</td><td>" << format_fixed(safe(row, "calls") / steps, 1) << "</td></tr>";
     s << "</table>";
   }
@@ -313,13 +314,13 @@ std::string technique_table(const nlohmann::json& techniques) {
   std::ostringstream s;
   s << "<table><tr><th>#</th><th>technique</th><th>measured speed-up</th><th>baseline</th><th>with technique</th><th>claimed</th></tr>";
   for (const auto& r : technique_rows(techniques)) {
-    s << "<tr><td>" << r.claim.number << "</td><td>" << escape(r.claim.technique) << "</td>";
+    s << "<tr><td>" << r.claim.number << "</td><td>" << html_escape(r.claim.technique) << "</td>";
     if (r.status == "measured")
       s << "<td class='" << (r.speedup >= 1 ? "good" : "bad") << "'>" << format_fixed(r.speedup, 2) << "x</td><td>" << num(r.baseline_time) << " "
-        << escape(r.unit) << "</td><td>" << num(r.technique_time) << " " << escape(r.unit) << "</td>";
+        << html_escape(r.unit) << "</td><td>" << num(r.technique_time) << " " << html_escape(r.unit) << "</td>";
     else
-      s << "<td colspan='3'>" << escape(r.status) << "</td>";
-    s << "<td>" << escape(r.claim.claim) << "</td></tr>";
+      s << "<td colspan='3'>" << html_escape(r.status) << "</td>";
+    s << "<td>" << html_escape(r.claim.claim) << "</td></tr>";
   }
   s << "</table>";
   return s.str();
@@ -334,29 +335,29 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   const int64_t best_id = best.is_object() ? best.value("id", int64_t{-1}) : -1;
   const Figure figure{tune.value("throughput_unit", "samples") + "/s", tune.value("objective", "") == "time-to-target"};
   std::ostringstream h;
-  h << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>dyno report: " << escape(tune.value("workload", "")) << "</title><style>"
+  h << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>dyno report: " << html_escape(tune.value("workload", "")) << "</title><style>"
     << "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}"
     << "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 7px;text-align:left}th{background:#f0f0f0}"
     << ".good{color:#1a7f37;font-weight:bold}.bad{color:#b42318;font-weight:bold}.meta{color:#555;font-size:13px}</style></head><body>";
-  h << "<h1>dyno tuning report: " << escape(tune.value("workload", "")) << " on " << escape(tune.value("device", "")) << "</h1>";
+  h << "<h1>dyno tuning report: " << html_escape(tune.value("workload", "")) << " on " << html_escape(tune.value("device", "")) << "</h1>";
   const auto& cost = tune.value("cost", nlohmann::json::object());
-  h << "<p class='meta'>strategy <b>" << escape(tune.value("strategy", "")) << "</b>, objective " << escape(tune.value("objective", "")) << ", "
+  h << "<p class='meta'>strategy <b>" << html_escape(tune.value("strategy", "")) << "</b>, objective " << html_escape(tune.value("objective", "")) << ", "
     << cost.value("trials", 0) << " trials (" << format_fixed(safe(cost, "trial_time_s"), 0) << " s of trials, " << format_fixed(safe(cost, "wall_time_s"), 0)
     << " s wall) over a space of " << tune.value("grid_size", 0) << " points";
   const auto& env = tune.value("environment", nlohmann::json::object());
   if (env.is_object() && !env.empty())
-    h << "; " << escape(env.value("cpu_model", "")) << ", " << env.value("cores", 0) << " cores, LibTorch " << escape(env.value("libtorch_version", ""))
-      << ", dyno " << escape(env.value("dyno_revision", ""));
+    h << "; " << html_escape(env.value("cpu_model", "")) << ", " << env.value("cores", 0) << " cores, LibTorch " << html_escape(env.value("libtorch_version", ""))
+      << ", dyno " << html_escape(env.value("dyno_revision", ""));
   h << "</p>";
   if (best.is_object()) {
     // The throughput objective's figure is the point's estimate over its processes (reports before
     // 1.3 have none); the trial's own figure and interval follow.
     const bool estimated = best.contains("estimate") && best["estimate"].is_number() && !figure.to_target;  // null: not finite
     h << "<p>Best: trial " << best_id << ", <b>"
-      << (estimated ? escape(format_fixed(safe(best, "estimate"), 0) + " " + figure.unit) + "</b> estimated over its processes (this trial " +
-                          format_fixed(safe(best, "samples_per_second"), 0) + escape(figure.detail(best)) + ")"
-                    : escape(figure.value_text(best)) + "</b>" + escape(figure.detail(best)))
-      << ", " << escape(best.value("changes", "")) << ".</p>";
+      << (estimated ? html_escape(format_fixed(safe(best, "estimate"), 0) + " " + figure.unit) + "</b> estimated over its processes (this trial " +
+                          format_fixed(safe(best, "samples_per_second"), 0) + html_escape(figure.detail(best)) + ")"
+                    : html_escape(figure.value_text(best)) + "</b>" + html_escape(figure.detail(best)))
+      << ", " << html_escape(best.value("changes", "")) << ".</p>";
   }
   const auto& v = tune.value("verification", nlohmann::json());
   if (v.is_object() && v.contains("best")) {
@@ -365,7 +366,7 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
     if (seeds.size() > 1) {
       h << "<table><tr><th>seed</th><th>tuned</th><th>default</th><th>speed-up</th></tr>";
       for (const auto& pair : seeds)
-        h << "<tr><td>" << escape(pair.value("seed", nlohmann::json()).dump()) << "</td><td>" << seconds(pair["best"].value("time_to_target_s", nlohmann::json()))
+        h << "<tr><td>" << html_escape(pair.value("seed", nlohmann::json()).dump()) << "</td><td>" << seconds(pair["best"].value("time_to_target_s", nlohmann::json()))
           << "</td><td>" << seconds(pair["default"].value("time_to_target_s", nlohmann::json())) << "</td><td>"
           << (pair.value("speedup", nlohmann::json()).is_number() ? format_fixed(pair.value("speedup", 0.0), 2) + "x" : std::string("-")) << "</td></tr>";
       h << "</table><p>Verification over " << seeds.size() << " seeds (total default time over total tuned time)";
@@ -385,14 +386,14 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   const auto& phase1 = tune.value("throughput_phase", nlohmann::json());
   if (phase1.is_object()) {
     const auto& chose = phase1.value("best_changes", nlohmann::json());
-    h << "<p class='meta'>Phase 1 (throughput) chose " << (chose.is_string() ? escape(chose.get<std::string>()) : std::string("nothing (no trial succeeded)"))
+    h << "<p class='meta'>Phase 1 (throughput) chose " << (chose.is_string() ? html_escape(chose.get<std::string>()) : std::string("nothing (no trial succeeded)"))
       << "; its report is <code>throughput/report.json</code> in this folder (<code>dyno report</code> that folder for its own page).</p>";
   }
   if (figure.to_target)
     h << "<h2>Time to the target per trial</h2>" << throughput_chart(trials, best_id, figure)
       << "<p class='meta'>Dots: seconds each trial took to reach the target; green: the best; red &#x2715;: failed, rejected or missed the target (hover for the reason).</p>";
   else
-    h << "<h2>Throughput per trial</h2>" << throughput_chart(trials, best_id, figure) << "<p class='meta'>Dots: median " << escape(figure.unit)
+    h << "<h2>Throughput per trial</h2>" << throughput_chart(trials, best_id, figure) << "<p class='meta'>Dots: median " << html_escape(figure.unit)
       << "; bars: 95% interval of the median; green: the best; red &#x2715;: failed or rejected trials (hover for the reason).</p>";
   h << "<h2>" << (figure.to_target ? "Time to target" : "Throughput") << " / peak memory Pareto front</h2>"
     << pareto_chart(trials, tune.value("pareto_front", nlohmann::json::array()), figure);
@@ -437,17 +438,17 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
   h << "<h2>Techniques: claimed vs measured</h2>";
   if (techniques.is_object()) h << technique_table(techniques);
   else h << "<p class='meta'>No technique benchmark result given (dyno report DIR --html --techniques RESULT.json).</p>";
-  h << "<h2>All trials</h2><table><tr><th>id</th><th>stage</th><th>outcome</th><th>" << escape(figure.unit) << "</th><th>"
+  h << "<h2>All trials</h2><table><tr><th>id</th><th>stage</th><th>outcome</th><th>" << html_escape(figure.unit) << "</th><th>"
     << (figure.to_target ? "s to target" : "95% interval") << "</th><th>peak MiB</th><th>changes</th><th>reason</th></tr>";
   for (const auto& t : trials) {
     const auto& to_target = t.value("time_to_target_s", nlohmann::json());
-    h << "<tr><td>" << t["id"] << (t["id"] == best_id ? " *" : "") << "</td><td>" << escape(t.value("stage", "")) << "</td><td>"
-      << escape(t.value("outcome", "")) << "</td><td>" << format_fixed(safe(t, "samples_per_second"), 0) << "</td><td>"
+    h << "<tr><td>" << t["id"] << (t["id"] == best_id ? " *" : "") << "</td><td>" << html_escape(t.value("stage", "")) << "</td><td>"
+      << html_escape(t.value("outcome", "")) << "</td><td>" << format_fixed(safe(t, "samples_per_second"), 0) << "</td><td>"
       << (figure.to_target ? (to_target.is_number() ? format_fixed(to_target.get<double>(), 1) : std::string("-"))
           : t.value("stage", "") == "verify" ? (to_target.is_number() ? format_fixed(to_target.get<double>(), 1) + " s to target" : std::string("-"))
                                              : "[" + format_fixed(safe(t, "ci_low"), 0) + ", " + format_fixed(safe(t, "ci_high"), 0) + "]")
       << "</td><td>" << format_fixed(safe(t, "peak_memory_bytes") / 1048576.0, 0) << "</td><td>"
-      << escape(t.value("changes", "")) << "</td><td>" << escape(utf8_text(t.value("reason", ""), 120)) << "</td></tr>";
+      << html_escape(t.value("changes", "")) << "</td><td>" << html_escape(utf8_text(t.value("reason", ""), 120)) << "</td></tr>";
   }
   h << "</table></body></html>\n";
   return h.str();

@@ -18,4 +18,7 @@ namespace dyno {
 std::string render_html_report(const nlohmann::json& tune_report, const std::map<int64_t, nlohmann::json>& trial_reports,
                                const nlohmann::json& techniques);
 
+// Text as HTML shows it, in an element or in either kind of quoted attribute: & < > " ' escaped.
+std::string html_escape(const std::string& text);
+
 }  // namespace dyno

@@ -10,6 +10,7 @@
 #include "dyno/reports/json_fields.h"
 #include "dyno/reports/machine_fingerprint.h"
 #include "dyno/reports/change_points.h"
+#include "dyno/reports/html_report.h"
 #include "dyno/reports/quantity.h"
 #include "dyno/reports/utf8_text.h"
 #include "dyno/reports/statistics.h"
@@ -25,11 +26,6 @@ void check_figures(const JsonFields& f, double value, double low, double high, c
   if (verdict != "PASS" && verdict != "FAIL" && verdict != "INCONCLUSIVE" && !verdict.empty()) f.fail("verdict", "PASS, FAIL or INCONCLUSIVE");
 }
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '\'' ? "&#39;" : std::string(1, c);
-  return out;
-}
 
 std::string fixed(double v, int digits) { return format_fixed(v, digits); }
 
@@ -163,7 +159,7 @@ std::string history_html(const std::vector<HistoryEntry>& entries) {
     const double step = points.size() > 1 ? (width - left - 20) / static_cast<double>(points.size() - 1) : 0;
     auto x = [&](size_t i) { return left + step * static_cast<double>(i); };
     auto y = [&](double v) { return 10 + (height - bottom - 10) * (1 - (v - lo) / (hi - lo)); };
-    h << "<h2>" << escape(key) << "</h2>"
+    h << "<h2>" << html_escape(key) << "</h2>"
       << "<svg width='" << width << "' height='" << height << "' xmlns='http://www.w3.org/2000/svg'>"
       << "<text x='5' y='" << y(hi) + 4 << "' font-size='11'>" << fixed(hi, 0) << "</text><text x='5' y='" << y(lo) + 4 << "' font-size='11'>"
       << fixed(lo, 0) << "</text>";
@@ -174,9 +170,9 @@ std::string history_html(const std::vector<HistoryEntry>& entries) {
       const auto* p = points[i];
       h << "<line x1='" << x(i) << "' x2='" << x(i) << "' y1='" << y(p->low) << "' y2='" << y(p->high) << "' stroke='#888'/>"
         << "<circle cx='" << x(i) << "' cy='" << y(p->value) << "' r='3.5' fill='" << (p->verdict == "FAIL" ? "#d62728" : "#1f77b4") << "'><title>"
-        << escape(p->revision) << ": " << fixed(p->value, 1) << " [" << fixed(p->low, 1) << ", " << fixed(p->high, 1) << "] " << escape(p->verdict)
+        << html_escape(p->revision) << ": " << fixed(p->value, 1) << " [" << fixed(p->low, 1) << ", " << fixed(p->high, 1) << "] " << html_escape(p->verdict)
         << "</title></circle>"
-        << "<text x='" << x(i) << "' y='" << height - bottom + 14 << "' font-size='10' text-anchor='middle'>" << escape(utf8_text(p->revision, 8))
+        << "<text x='" << x(i) << "' y='" << height - bottom + 14 << "' font-size='10' text-anchor='middle'>" << html_escape(utf8_text(p->revision, 8))
         << "</text>";
     }
     h << "</svg>";
@@ -185,7 +181,7 @@ std::string history_html(const std::vector<HistoryEntry>& entries) {
     } else {
       h << "<table><tr><th>first revision after</th><th>mean before</th><th>mean after</th><th>change</th><th>p</th></tr>";
       for (const auto& c : changes)
-        h << "<tr><td>" << escape(points[c.index]->revision) << "</td><td>" << fixed(c.before, 1) << "</td><td>" << fixed(c.after, 1) << "</td><td>"
+        h << "<tr><td>" << html_escape(points[c.index]->revision) << "</td><td>" << fixed(c.before, 1) << "</td><td>" << fixed(c.after, 1) << "</td><td>"
           << fixed(100 * (c.after / c.before - 1), 1) << "%</td><td>" << fixed(c.p_value, 3) << "</td></tr>";
       h << "</table>";
     }

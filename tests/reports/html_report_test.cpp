@@ -157,6 +157,9 @@ TEST(HtmlReport, ATimeToTargetRunIsStatedInSecondsAndTheWorkloadsUnit) {
   EXPECT_NE(html.find("Phase 1 (throughput) chose amp=bf16; its report is <code>throughput/report.json</code> in this folder"), std::string::npos);
 }
 
+// Text is escaped for an element and for an attribute in either quote (the report's are in ').
+TEST(HtmlReport, EscapesTextForElementsAndAttributes) { EXPECT_EQ(html_escape("a&<b>\"c'"), "a&amp;&lt;b&gt;&quot;c&#39;"); }
+
 // What a report file names is text, never markup: a phase's name and a benchmark's time unit too. (The
 // run report here has no curves, as a program's: its charts are left out.)
 TEST(HtmlReport, NamesFromFilesAreEscaped) {
