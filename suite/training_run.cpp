@@ -361,8 +361,12 @@ void TrainingRun::train() {
     // The trained model's metric: after the last epoch unless its last step was evaluated
     // (eval_every_steps off the epochs' end), after any other end only when nothing was evaluated.
     const bool last_step_evaluated = !report_.metric_curve.empty() && report_.metric_curve.back().step == step_;
-    if (report_.outcome == Outcome::Ok && config_.final_eval && (!last_metric_ || (stop_reason_ == "epochs" && !last_step_evaluated)))
+    if (report_.outcome == Outcome::Ok && config_.final_eval && (!last_metric_ || (stop_reason_ == "epochs" && !last_step_evaluated))) {
+      // One off the schedule (a stop before any evaluation) is the report's, not the training's: the
+      // state goes before it, so that a resumed run evaluates where an uninterrupted one would.
+      if (stop_reason_ != "epochs") save_end_state();
       evaluation();
+    }
   } catch (const c10::OutOfMemoryError& e) {
     report_.outcome = Outcome::Oom;
     report_.outcome_reason = e.what_without_backtrace();
@@ -381,11 +385,14 @@ void TrainingRun::train() {
   if (profiler_ && !profile_ && report_.outcome == Outcome::Ok)
     std::fprintf(stderr, "[train] warning: the run ended before its profiled steps (warm-up %lld, then %lld profiled); no profile written\n",
                  static_cast<long long>(config_.warmup_steps), static_cast<long long>(options_.profile.steps));
-  if (report_.outcome == Outcome::Ok) {
-    // A save after the last step of an epoch points at the start of the next one.
-    const bool epoch_done = batch_in_epoch_ >= steps_per_epoch_ * config_.grad_accum_steps;
-    save_state(epoch_done ? epoch_ + 1 : epoch_, epoch_done ? 0 : batch_in_epoch_);
-  }
+  if (report_.outcome == Outcome::Ok && !end_state_saved_) save_end_state();
+}
+
+void TrainingRun::save_end_state() {
+  // A save after the last step of an epoch points at the start of the next one.
+  const bool epoch_done = batch_in_epoch_ >= steps_per_epoch_ * config_.grad_accum_steps;
+  save_state(epoch_done ? epoch_ + 1 : epoch_, epoch_done ? 0 : batch_in_epoch_);
+  end_state_saved_ = true;
 }
 
 std::string TrainingRun::stop_before_step() {

@@ -64,6 +64,7 @@ class TrainingRun {
   void plan_time_limit();
   std::string evaluation();
   void save_state(int64_t epoch, int64_t batch_in_epoch);
+  void save_end_state();  // the state at the run's end (once: before an off-schedule final evaluation, or after the run)
   // The settings that place a saved position in the data, as JSON (TrainingProgress::data_position).
   std::string data_position() const;
   void refuse_unused_parameters();
@@ -109,6 +110,7 @@ class TrainingRun {
   int64_t loss_count_ = 0;
   double eval_time_s_ = 0;
   std::optional<double> last_metric_;
+  bool end_state_saved_ = false;
   std::optional<ProfileSummary> profile_;
   double profiled_wall_s_ = 0;
   int64_t profiled_steps_ = 0;

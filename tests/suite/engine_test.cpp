@@ -319,6 +319,29 @@ TEST(Engine, ResumeContinuesTheStopRulesAndTheTimeToTarget) {
   testing::remove_tree(dir);
 }
 
+// A run stopped before its first scheduled evaluation (max_steps inside the first epoch) evaluates
+// for its report after its state is saved: a resumed run carries no time to target from it, as an
+// uninterrupted run would have none there, and reaches the target at its own final evaluation.
+TEST(Engine, AnOffScheduleFinalEvaluationIsNotInTheSavedState) {
+  auto dir = testing::fresh_dir("resume_final_eval");
+  RunConfig first = tiny("fashion-mlp");
+  first.target = 0.01;  // reached at any evaluation
+  first.max_steps = 3;  // before the first epoch's end
+  first.save_state = (dir / "half.pt").string();
+  const RunReport half = Engine().run(first);
+  ASSERT_TRUE(half.summary.time_to_target_s.has_value());  // its report's final evaluation
+  RunConfig second = first;
+  second.max_steps = 5;
+  second.save_state.clear();
+  second.resume_state = first.save_state;
+  const RunReport resumed = Engine().run(second);
+  ASSERT_TRUE(resumed.summary.time_to_target_s.has_value());
+  ASSERT_FALSE(resumed.metric_curve.empty());
+  EXPECT_EQ(resumed.metric_curve.back().step, 5);
+  EXPECT_DOUBLE_EQ(*resumed.summary.time_to_target_s, resumed.metric_curve.back().time_s);  // step 5's, not step 3's carried over
+  testing::remove_tree(dir);
+}
+
 // A run killed after a periodic save resumes from the evaluations up to that save, including one
 // made at the very step saved (the whole run stops at step 6 here too).
 TEST(Engine, APeriodicSaveHoldsTheEvaluationOfItsStep) {
