@@ -286,7 +286,9 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
       for (const auto& [knob, value] : here.items())
         if (saved.is_object() && saved.contains(knob) && saved[knob] != value)
           throw UserError("config", "resume_state: '" + config_.resume_state + "' was saved with " + knob + " " + saved[knob].dump() + ", this run has " +
-                                        value.dump() + ": its position in the epoch would point at other examples; resume with the same " + knob);
+                                        value.dump() + (knob == "target" ? ": its evaluations (the best metric, the plateau count, when the target was reached) were against that one"
+                                                                         : ": its position in the epoch would point at other examples") +
+                                        "; resume with the same " + knob);
     }
     optimizer_->after_load();
     step_ = p.step;
@@ -616,7 +618,8 @@ std::string TrainingRun::evaluation() {
 
 std::string TrainingRun::data_position() const {
   return nlohmann::json{{"batch_size", config_.batch_size}, {"grad_accum_steps", config_.grad_accum_steps},
-                        {"ddp.world_size", distributed_ ? distributed_->world_size() : 1}, {"seed", config_.seed}, {"size", config_.size}}
+                        {"ddp.world_size", distributed_ ? distributed_->world_size() : 1}, {"seed", config_.seed}, {"size", config_.size},
+                        {"target", config_.target > 0 ? config_.target : workload_.target}}  // (the effective one, as stopping_parameters)
       .dump();
 }
 

@@ -65,7 +65,8 @@ class TrainingRun {
   std::string evaluation();
   void save_state(int64_t epoch, int64_t batch_in_epoch);
   void save_end_state();  // the state at the run's end (once: before an off-schedule final evaluation, or after the run)
-  // The settings that place a saved position in the data, as JSON (TrainingProgress::data_position).
+  // The settings that place a saved position in the data, and the target its evaluations were
+  // against, as JSON (TrainingProgress::data_position).
   std::string data_position() const;
   void refuse_unused_parameters();
   void stop_profile();

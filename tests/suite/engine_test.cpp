@@ -390,6 +390,14 @@ TEST(Engine, ResumeRejectsAnotherWorkloadsState) {
   EXPECT_NE(testing::error_of([&] { Engine().run(accumulated); })
                 .find("' was saved with grad_accum_steps 1, this run has 2: its position in the epoch would point at other examples"),
             std::string::npos);
+  // Its evaluations were against its target: another one would report a target it never reached.
+  RunConfig harder = c;
+  harder.resume_state = c.save_state;
+  harder.save_state.clear();
+  harder.target = 0.95;
+  EXPECT_NE(testing::error_of([&] { Engine().run(harder); }).find("' was saved with target 0.88, this run has 0.95: its evaluations (the best metric"),
+            std::string::npos)
+      << testing::error_of([&] { Engine().run(harder); });
   testing::remove_tree(dir);
 }
 
