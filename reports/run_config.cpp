@@ -73,7 +73,7 @@ std::vector<Knob> build_table() {
   t.push_back(ranged(make_knob("epochs", K::Integer, &C::epochs, "maximum epochs and the LR schedule's horizon; 0 = the workload's recipe"), 0, 100000, true));
   t.back().role = KnobRole::Convergence;
   t.push_back(ranged(make_knob("max_steps", K::Integer, &C::max_steps, "maximum optimizer steps; 0 = no limit"), 0, kNoMax));
-  t.push_back(ranged(make_knob("time_limit_s", K::Real, &C::time_limit_s, "stop training after this many seconds; 0 = no limit"), 0, kNoMax));
+  t.push_back(ranged(make_knob("time_limit_s", K::Real, &C::time_limit_s, "stop training after this many seconds of it (a resumed run's count the saved run's, as max_steps counts its steps); 0 = no limit"), 0, kNoMax));
   t.push_back(make_knob("stop_at_target", K::Boolean, &C::stop_at_target, "stop as soon as the evaluation metric reaches the workload's target"));
   t.push_back(ranged(make_knob("target", K::Real, &C::target, "the evaluation metric to reach (accuracy, or val_loss from above); 0 = the workload's target"), 0, 1e6));
   t.push_back(ranged(make_knob("plateau_patience", K::Integer, &C::plateau_patience, "stop after this many evaluations without improvement; 0 = off"), 0, 100000));
