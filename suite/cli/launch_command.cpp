@@ -143,6 +143,7 @@ int run_launch(const LaunchArgs& a) {
   int not_ok_rank = -1;       // the first that did
   std::chrono::steady_clock::time_point not_ok_since{};
   int failed_rank = -1, failed_code = 0;
+  std::chrono::steady_clock::time_point failed_since{};
   std::string how;           // how failed_rank ended
   std::string still_running;  // the ranks still running when the first failed
   std::set<int> sent;        // the signals this launcher sent its ranks
@@ -185,13 +186,17 @@ int run_launch(const LaunchArgs& a) {
                 if (ranks[other] > 0) still_running += (still_running.empty() ? "" : ", ") + std::to_string(other);
             failed_rank = static_cast<int>(r);
             failed_code = code;
+            failed_since = std::chrono::steady_clock::now();
             result = code;
             how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status)) : "signal " + std::to_string(WTERMSIG(status)) +
                                                                                                " (" + strsignal(WTERMSIG(status)) + ")";
-            std::fprintf(stderr, "[launch] rank %zu failed (%s)%s\n", r, how.c_str(), stopping ? "" : "; stopping the other ranks");
+            std::fprintf(stderr, "[launch] rank %zu failed (%s)%s\n", r, how.c_str(),
+                         stopping ? "" : code == kExitRankFailed ? "; the others have --grace to end" : "; stopping the other ranks");
           }
         }
-      if (failed_rank >= 0 && !stopping && running > 0) {
+      // (A rank whose collective failed for a peer's sake leaves that peer --grace to end on its own
+      // first: a rank out of memory is still writing the job's report.)
+      if (failed_rank >= 0 && failed_code != kExitRankFailed && !stopping && running > 0) {
         stopping = true;
         stop_all(SIGTERM);
         kill_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(a.grace_s * 1000));
@@ -206,7 +211,8 @@ int run_launch(const LaunchArgs& a) {
     }
     // A rank that ran out of memory ends with 3 too, and its peers wait for it in a collective.
     const auto grace = std::chrono::milliseconds(static_cast<int64_t>(a.grace_s * 1000));
-    if (ended_not_ok && !stopping && std::chrono::steady_clock::now() > not_ok_since + grace) {
+    if (((ended_not_ok && std::chrono::steady_clock::now() > not_ok_since + grace) ||
+         (failed_code == kExitRankFailed && std::chrono::steady_clock::now() > failed_since + grace)) && !stopping) {
       stopping = true;
       stop_all(SIGTERM);
       kill_deadline = std::chrono::steady_clock::now() + grace;
