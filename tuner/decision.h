@@ -20,6 +20,8 @@ struct DecisionRule {
   // A comparison ends once taking the higher estimate could cost less than this in expectation
   // (expected_loss): 0.05% a choice, about 1% over the twenty-odd choices of a staged search.
   double indifference = 0.0005;
+  // A race stops telling apart points known within +-4% of its leader (an expected loss <= ~0.8%).
+  double resolution = 0.04;
   // Time to target's phase 1 (docs/tuner.md, "Time to target").
   static constexpr double kThroughputPhaseIndifference = 0.002;
 };

@@ -215,7 +215,7 @@ void StagedSearch::run(Tuner& tuner) {
   if (climber.current() != before_regrow) refine(climber, space, "refine-regrown");
   tuner.final_race(tuner.leading_points(kFinalists), kRaceRounds);
   // Step 8's second refinement and race.
-  if (const Trial* raced = tuner.best(); raced && tuner.judge(raced->point, climber.current()).verdict == Verdict::FirstBetter) {
+  if (const Trial* raced = tuner.best(); raced && raced->point != climber.current()) {
     climber.move_to(raced->point);
     refine(climber, space, "refine-raced");
     tuner.final_race(tuner.leading_points(kFinalists), kRaceRounds);

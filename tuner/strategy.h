@@ -23,7 +23,7 @@ class Strategy {
 
   // The leading points a final race starts with, and its most rounds (Tuner::final_race).
   static constexpr size_t kFinalists = 3;
-  static constexpr int64_t kRaceRounds = 8;
+  static constexpr int64_t kRaceRounds = 24;
 };
 
 // `planned` trials, or `max_trials` when that is lower (0 = no limit).

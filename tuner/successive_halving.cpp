@@ -17,11 +17,10 @@ size_t first_rung(int64_t grid_size, int64_t max_trials) {
 }  // namespace
 
 int64_t SuccessiveHalving::expected_trials(const SearchSpace& space, int64_t max_trials) const {
-  int64_t total = 0;
   size_t rung = first_rung(space.grid_size(), max_trials);
-  for (; rung > kFinalists; rung = std::max<size_t>(1, rung / static_cast<size_t>(kReduction))) total += static_cast<int64_t>(rung);
-  // The final race's first round; later rounds run only while it is undecided: not counted.
-  if (rung > 1) total += static_cast<int64_t>(rung);
+  auto total = static_cast<int64_t>(rung <= kLastRung ? rung : 0);  // the race measures a point no rung did first
+  for (; rung > kLastRung; rung = std::max<size_t>(1, rung / static_cast<size_t>(kReduction))) total += static_cast<int64_t>(rung);
+  if (rung > 1) total += static_cast<int64_t>(rung);  // the race's first round (later ones, while undecided, not counted)
   return within_trial_limit(total, max_trials);
 }
 
@@ -31,7 +30,7 @@ void SuccessiveHalving::run(Tuner& tuner) {
   for (size_t i = points.size(); i > 1; --i) std::swap(points[i - 1], points[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
   points.resize(first_rung(static_cast<int64_t>(points.size()), tuner.options().max_trials));
   int64_t level = 1;
-  while (points.size() > kFinalists) {
+  while (points.size() > kLastRung) {
     for (const auto& p : points) tuner.measure(p, "halving-rung" + std::to_string(level), level);
     const size_t keep = std::max<size_t>(1, points.size() / static_cast<size_t>(kReduction));
     points = tuner.ranked(points);

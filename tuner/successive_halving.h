@@ -1,5 +1,5 @@
 // SuccessiveHalving: many candidates measured briefly, the best third measured three times
-// longer, and so on until three or fewer remain (Jamieson & Talwalkar; the "rungs" of
+// longer, and so on until nine or fewer remain (Jamieson & Talwalkar; the "rungs" of
 // Hyperband); those run the final race (Tuner::final_race).
 #pragma once
 
@@ -15,6 +15,8 @@ class SuccessiveHalving : public Strategy {
   int64_t expected_trials(const SearchSpace& space, int64_t max_trials) const override;
 
   static constexpr int64_t kReduction = 3;  // each rung keeps a third, measured three times longer
+  // The rungs end at this many points or fewer: the race drops one only once it is shown worse.
+  static constexpr size_t kLastRung = kFinalists * static_cast<size_t>(kReduction);
 };
 
 }  // namespace dyno

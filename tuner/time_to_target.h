@@ -68,8 +68,7 @@ class TargetPhase {
   void run(Tuner& tuner);
 
  private:
-  // The race's rounds: one for each seed after the first of max(2, seeds).
-  int64_t race_rounds() const { return std::max(2, options_.seeds) - 1; }
+  int64_t race_rounds() const { return std::max(2, options_.seeds) - 1; }  // a round for each seed after the first
   nlohmann::json at_batch(const nlohmann::json& from, int64_t batch) const;
   // A value of `epochs` in epochs (0: the recipe's; HUGE_VAL when not known).
   double horizon(const nlohmann::json& epochs) const;

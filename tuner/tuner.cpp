@@ -250,7 +250,8 @@ void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
   auto drop = [&](const std::function<bool(const nlohmann::json&)>& out) { points.erase(std::remove_if(points.begin(), points.end(), out), points.end()); };
   auto decided = [&] {
     const nlohmann::json lead = leader();
-    return std::all_of(points.begin(), points.end(), [&](const auto& p) { return p == lead || answered(judge(p, lead), options_.decision); });
+    auto settled = [&](const Comparison& c) { return answered(c, options_.decision) || c.high - c.low <= 2 * options_.decision.resolution; };
+    return std::all_of(points.begin(), points.end(), [&](const auto& p) { return p == lead || settled(judge(p, lead)); });
   };
   for (const auto& p : points)
     if (evidence(p).figures.empty()) measure(p, "race");

@@ -67,8 +67,7 @@ class Tuner {
   NoiseModel noise() const;
   // The estimate in the objective's units (samples/s, or 1 / seconds to the target), under noise().
   double estimated_objective(const nlohmann::json& point) const;
-  // decide(a, b) on the evidence as it stands.
-  Comparison judge(const nlohmann::json& a, const nlohmann::json& b) const;
+  Comparison judge(const nlohmann::json& a, const nlohmann::json& b) const;  // decide(a, b) on the evidence as it stands
   // decide(a, b), measuring the less-measured point once more until it is answered(), both have
   // DecisionRule::max_processes or the budget is short (reserve); then settled. Never "not known".
   Verdict compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& stage);
@@ -82,8 +81,7 @@ class Tuner {
   // `points` less those with a failed process or no evidence, the highest estimate first, then the
   // simpler, then by key: a strict weak ordering (pairwise verdicts are not one).
   std::vector<nlohmann::json> ranked(const std::vector<nlohmann::json>& points) const;
-  // The `count` measured candidates ranked first.
-  std::vector<nlohmann::json> leading_points(size_t count) const;
+  std::vector<nlohmann::json> leading_points(size_t count) const;  // the `count` measured candidates ranked first
   // The latest trial of the race's winner, else of the highest estimate; nullptr when none succeeded.
   const Trial* best() const;
   // The point's trial at its highest budget level, or nullptr.

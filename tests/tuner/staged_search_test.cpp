@@ -15,6 +15,7 @@
 #include "synthetic_executor.h"
 #include "table_executor.h"
 #include "dyno/tuner/strategy.h"
+#include "dyno/tuner/successive_halving.h"
 #include "dyno/tuner/tuner.h"
 
 namespace dyno {
@@ -349,6 +350,33 @@ TEST(StagedSearch, TheRefinementRunsAgainFromARaceWinnerTheClimbDidNotHold) {
   EXPECT_TRUE(std::any_of(tuner.trials().begin(), tuner.trials().end(), [&](const Trial& t) { return t.stage == "refine-raced" && t.point == optimum; }));
 }
 
+// The race's winner need not be shown better than the climb's point to be the best, and the
+// climb measured none of its neighbours: the refinement runs from it whenever it is another point.
+// Here one worker at batch 64 loses the climb's comparison on its estimate, leads the race without
+// being known apart from the start, and one worker at 128 is far faster (none at 128 is 2% slower).
+TEST(StagedSearch, TheRefinementRunsFromARaceWinnerOnlyNotKnownApartFromTheClimbsPoint) {
+  SearchSpace space;
+  space.set_axis("num_workers", {0, 1});
+  space.set_axis("batch_size", {64, 128});
+  testing::TableExecutor executor([](const nlohmann::json& p, int64_t level) -> testing::TableExecutor::Interval {
+    const auto b = p["batch_size"].get<int64_t>();
+    const auto w = p["num_workers"].get<int64_t>();
+    double v = 1000;
+    if (w == 1 && b == 128) v = 1500;
+    else if (w == 1) v = level <= 5 ? (level % 2 ? 950 : 1040) : (level % 2 ? 960 : 1070);
+    else if (b == 128) v = 980;
+    return {v * 0.99, v, v * 1.01};
+  });
+  TunerOptions options = with_strategy("staged");
+  options.decision.resolution = 0;  // the race runs its rounds, and one worker overtakes on them
+  Tuner tuner(space, {{"num_workers", 0}, {"batch_size", 64}}, executor, options);
+  tuner.run();
+  const nlohmann::json optimum = {{"num_workers", 1}, {"batch_size", 128}};
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->point, optimum) << tuner.best()->point.dump();
+  EXPECT_TRUE(std::any_of(tuner.trials().begin(), tuner.trials().end(), [&](const Trial& t) { return t.stage == "refine-raced" && t.point == optimum; }));
+}
+
 TEST(StagedSearch, StopsWhenTheBudgetIsSpent) {
   testing::SyntheticExecutor executor;
   Tuner tuner(testing::synthetic_space(), start(), executor, with_strategy("staged", 5));
@@ -427,6 +455,21 @@ TEST(SuccessiveHalving, FindsTheOptimumThroughNoisyProcesses) {
   EXPECT_GE(testing::SyntheticExecutor::value(tuner.best()->point), 0.97 * testing::SyntheticExecutor::value(optimum)) << tuner.best()->point.dump();
   EXPECT_GT(tuner.evidence(tuner.best()->point).processes(), 1u);
   EXPECT_LT(tuner.executed_trials(), 48 * 2);
+}
+
+// Nine points are the last rung: they run the race, which drops a point only once it is shown
+// worse, instead of a rung that keeps the three with the highest estimates after one more process.
+TEST(SuccessiveHalving, RacesTheLastRungOfNineOrFewer) {
+  SearchSpace space;
+  space.set_axis("threads", {1, 2, 4});
+  space.set_axis("num_workers", {0, 1, 2});
+  testing::SyntheticExecutor executor;
+  Tuner tuner(space, {{"threads", 1}, {"num_workers", 0}}, executor, with_strategy("halving"));
+  tuner.run();
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->point, (nlohmann::json{{"threads", 2}, {"num_workers", 2}}));
+  for (const auto& t : tuner.trials()) EXPECT_EQ(t.stage, "race") << t.point.dump();
+  EXPECT_EQ(tuner.executed_trials(), SuccessiveHalving().expected_trials(space, 0));
 }
 
 // The progress line's ETA: grid, random and halving know how many trials they run; staged, which

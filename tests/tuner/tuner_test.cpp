@@ -445,7 +445,8 @@ TEST(Tuner, TheFinalRaceDropsWhatTheLeaderBeatsAndKeepsTheLeaderOfPointsNotKnown
 }
 
 // Points the evidence shows equivalent (the whole interval within the margin): the simpler wins,
-// though its estimate is a little lower.
+// though its estimate is a little lower. (A race that stops at its resolution, within 4%, shows
+// no equivalence: there the leader wins.)
 TEST(Tuner, TheFinalRacePrefersTheSimplerOfPointsShownEquivalent) {
   std::map<int64_t, double> b64, b128;
   for (int64_t level = 1; level <= 9; ++level) {
@@ -455,7 +456,9 @@ TEST(Tuner, TheFinalRacePrefersTheSimplerOfPointsShownEquivalent) {
   auto executor = by_level({{64, b64}, {128, b128}});
   SearchSpace space;
   space.set_axis("batch_size", {64, 128});
-  Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
+  TunerOptions options;
+  options.decision.resolution = 0;
+  Tuner tuner(space, {{"batch_size", 64}}, executor, options);
   tuner.measure({{"batch_size", 64}}, "a");
   tuner.measure({{"batch_size", 128}}, "a");
   tuner.final_race(tuner.leading_points(3), 8);
@@ -474,6 +477,36 @@ TEST(Tuner, TheFinalRaceEndsOnceTheLeaderIsDecidedAgainstEveryPointLeft) {
   tuner.final_race(tuner.leading_points(3), 3);
   EXPECT_EQ(executor.levels.size(), 4u);  // one round: 26% apart on two processes each is decided
   EXPECT_EQ(tuner.best()->point["batch_size"], 128);
+}
+
+// Two points that are the same, measured 6% high and low by turns: no number of rounds shows
+// either better or the two equivalent within 2%, but once each is known within 4% of the leader
+// the race stops paying to tell them apart; without that resolution it runs every round.
+TEST(Tuner, TheFinalRaceEndsOnceEveryPointLeftIsKnownWithinItsResolution) {
+  std::map<int64_t, double> b64, b128;
+  for (int64_t level = 1; level <= 30; ++level) {
+    b64[level] = level % 2 ? 106 : 94;
+    b128[level] = level % 2 ? 94 : 106;
+  }
+  for (const double resolution : {0.04, 0.0}) {
+    auto executor = by_level({{64, b64}, {128, b128}});
+    SearchSpace space;
+    space.set_axis("batch_size", {64, 128});
+    TunerOptions options;
+    options.decision.resolution = resolution;
+    Tuner tuner(space, {{"batch_size", 64}}, executor, options);
+    tuner.measure({{"batch_size", 64}}, "a");
+    tuner.measure({{"batch_size", 128}}, "a");
+    tuner.final_race(tuner.leading_points(3), 24);
+    const Comparison c = tuner.judge({{"batch_size", 64}}, {{"batch_size", 128}});
+    EXPECT_EQ(c.verdict, Verdict::Unknown);
+    if (resolution > 0) {
+      EXPECT_LE(c.high - c.low, 2 * resolution);
+      EXPECT_LT(executor.levels.size(), 2u + 2 * 24);
+    } else {
+      EXPECT_EQ(executor.levels.size(), 2u + 2 * 24);
+    }
+  }
 }
 
 // A point first measured as a guard's reference, then asked for by the search, is the search's
