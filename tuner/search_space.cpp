@@ -225,11 +225,7 @@ std::vector<nlohmann::json> SearchSpace::grid() const {
   for (const auto& axis : axes_) {
     std::vector<nlohmann::json> next;
     for (const auto& p : points)
-      for (const auto& v : axis.values) {
-        nlohmann::json q = p;
-        q[axis.knob] = v;
-        next.push_back(q);
-      }
+      for (const auto& v : axis.values) next.emplace_back(p)[axis.knob] = v;
     points = std::move(next);
   }
   return points;

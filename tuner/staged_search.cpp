@@ -215,10 +215,12 @@ void StagedSearch::run(Tuner& tuner) {
   if (climber.current() != before_regrow) refine(climber, space, "refine-regrown");
   tuner.final_race(tuner.leading_points(kFinalists), kRaceRounds);
   // Step 8's second refinement and race.
+  auto finalists = [&] { std::set<std::string> keys; for (const auto& p : tuner.leading_points(kFinalists)) keys.insert(point_key(p)); return keys; };
   if (const Trial* raced = tuner.best(); raced && raced->point != climber.current()) {
+    const auto raced_points = finalists();
     climber.move_to(raced->point);
     refine(climber, space, "refine-raced");
-    tuner.final_race(tuner.leading_points(kFinalists), kRaceRounds);
+    if (finalists() != raced_points) tuner.final_race(tuner.leading_points(kFinalists), kRaceRounds);
   }
 }
 

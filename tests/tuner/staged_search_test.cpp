@@ -472,6 +472,24 @@ TEST(SuccessiveHalving, RacesTheLastRungOfNineOrFewer) {
   EXPECT_EQ(tuner.executed_trials(), SuccessiveHalving().expected_trials(space, 0));
 }
 
+// A budget whose two thirds would be a last rung: half of it is raced, each point measured
+// twice, and the race ends within the budget with a winner.
+TEST(SuccessiveHalving, AShortBudgetRacesHalfOfItTwice) {
+  testing::SyntheticExecutor executor;
+  Tuner tuner(testing::synthetic_space(), start(), executor, with_strategy("halving", 10));
+  tuner.run();
+  EXPECT_LE(tuner.executed_trials(), 10);  // (a point out of memory is not raced on)
+  for (const auto& t : tuner.trials()) {
+    EXPECT_EQ(t.stage, "race") << t.point.dump();
+    const PointEvidence e = tuner.evidence(t.point);
+    EXPECT_TRUE(e.failed || e.processes() == 2) << t.point.dump();  // the first round ran whole
+  }
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->stage, "race");
+  EXPECT_EQ(tuner.best()->budget_level, 2);
+  EXPECT_EQ(SuccessiveHalving().expected_trials(testing::synthetic_space(), 10), 10);
+}
+
 // The progress line's ETA: grid, random and halving know how many trials they run; staged, which
 // adapts, estimates it.
 TEST(Strategy, ExpectedTrialsAreWhatTheStrategiesRun) {

@@ -445,8 +445,8 @@ TEST(Tuner, TheFinalRaceDropsWhatTheLeaderBeatsAndKeepsTheLeaderOfPointsNotKnown
 }
 
 // Points the evidence shows equivalent (the whole interval within the margin): the simpler wins,
-// though its estimate is a little lower. (A race that stops at its resolution, within 4%, shows
-// no equivalence: there the leader wins.)
+// though its estimate is a little lower. Known within the race's resolution sooner, the two are
+// raced on while the tie-breaks would prefer the trailing one.
 TEST(Tuner, TheFinalRacePrefersTheSimplerOfPointsShownEquivalent) {
   std::map<int64_t, double> b64, b128;
   for (int64_t level = 1; level <= 9; ++level) {
@@ -456,9 +456,7 @@ TEST(Tuner, TheFinalRacePrefersTheSimplerOfPointsShownEquivalent) {
   auto executor = by_level({{64, b64}, {128, b128}});
   SearchSpace space;
   space.set_axis("batch_size", {64, 128});
-  TunerOptions options;
-  options.decision.resolution = 0;
-  Tuner tuner(space, {{"batch_size", 64}}, executor, options);
+  Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
   tuner.measure({{"batch_size", 64}}, "a");
   tuner.measure({{"batch_size", 128}}, "a");
   tuner.final_race(tuner.leading_points(3), 8);
@@ -507,6 +505,24 @@ TEST(Tuner, TheFinalRaceEndsOnceEveryPointLeftIsKnownWithinItsResolution) {
       EXPECT_EQ(executor.levels.size(), 2u + 2 * 24);
     }
   }
+}
+
+// After its first round, a race runs a round only while the budget covers it; the rounds run
+// choose the winner.
+TEST(Tuner, TheFinalRaceStopsBeforeARoundTheBudgetWouldCut) {
+  auto executor = by_level({{64, {{1, 100}, {2, 103}, {3, 97}}}, {128, {{1, 104}, {2, 101}, {3, 106}}}});
+  SearchSpace space;
+  space.set_axis("batch_size", {64, 128});
+  TunerOptions options;
+  options.max_trials = 5;
+  Tuner tuner(space, {{"batch_size", 64}}, executor, options);
+  tuner.measure({{"batch_size", 64}}, "a");
+  tuner.measure({{"batch_size", 128}}, "a");
+  EXPECT_NO_THROW(tuner.final_race(tuner.leading_points(3), 8));
+  EXPECT_EQ(executor.levels.size(), 4u);  // the first round; the second would need two more
+  ASSERT_NE(tuner.best(), nullptr);
+  EXPECT_EQ(tuner.best()->point["batch_size"], 128);
+  EXPECT_EQ(tuner.best()->stage, "race");
 }
 
 // A point first measured as a guard's reference, then asked for by the search, is the search's
