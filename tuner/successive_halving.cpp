@@ -11,8 +11,8 @@ namespace {
 // As many candidates as two thirds of the trial budget (all, without one); half, for a last rung's race.
 size_t first_rung(int64_t grid_size, int64_t max_trials) {
   if (max_trials <= 0) return static_cast<size_t>(grid_size);
-  const int64_t rung = std::max<int64_t>(SuccessiveHalving::kReduction, max_trials * 2 / 3);
-  return static_cast<size_t>(std::min(grid_size, rung <= static_cast<int64_t>(SuccessiveHalving::kLastRung) ? std::max<int64_t>(1, max_trials / 2) : rung));
+  const int64_t rung = std::min(grid_size, std::max<int64_t>(SuccessiveHalving::kReduction, max_trials * 2 / 3));
+  return static_cast<size_t>(rung <= static_cast<int64_t>(SuccessiveHalving::kLastRung) ? std::min(rung, std::max<int64_t>(1, max_trials / 2)) : rung);
 }
 
 }  // namespace

@@ -445,11 +445,12 @@ TEST(Tuner, TheFinalRaceDropsWhatTheLeaderBeatsAndKeepsTheLeaderOfPointsNotKnown
 }
 
 // Points the evidence shows equivalent (the whole interval within the margin): the simpler wins,
-// though its estimate is a little lower. Known within the race's resolution sooner, the two are
-// raced on while the tie-breaks would prefer the trailing one.
+// though its estimate is a little lower. Known within the race's resolution sooner (here after
+// four processes each, as a climb leaves them), the two are raced on while the tie-breaks would
+// prefer the trailing one and the rounds left could show them equivalent.
 TEST(Tuner, TheFinalRacePrefersTheSimplerOfPointsShownEquivalent) {
   std::map<int64_t, double> b64, b128;
-  for (int64_t level = 1; level <= 9; ++level) {
+  for (int64_t level = 1; level <= 30; ++level) {
     b64[level] = 119.5;
     b128[level] = 120;
   }
@@ -457,9 +458,9 @@ TEST(Tuner, TheFinalRacePrefersTheSimplerOfPointsShownEquivalent) {
   SearchSpace space;
   space.set_axis("batch_size", {64, 128});
   Tuner tuner(space, {{"batch_size", 64}}, executor, TunerOptions{});
-  tuner.measure({{"batch_size", 64}}, "a");
-  tuner.measure({{"batch_size", 128}}, "a");
-  tuner.final_race(tuner.leading_points(3), 8);
+  for (int64_t level = 1; level <= 4; ++level)
+    for (int64_t batch : {64, 128}) tuner.measure({{"batch_size", batch}}, "a", level);
+  tuner.final_race(tuner.leading_points(3), 24);
   EXPECT_EQ(tuner.judge({{"batch_size", 64}}, {{"batch_size", 128}}).verdict, Verdict::Equivalent);
   ASSERT_NE(tuner.best(), nullptr);
   EXPECT_EQ(tuner.best()->point["batch_size"], 64);
