@@ -1,5 +1,7 @@
 #include "dyno/tuner/decision.h"
 
+#include <cmath>
+
 #include "dyno/reports/comparison.h"
 
 namespace dyno {
@@ -35,6 +37,10 @@ double expected_loss(const Comparison& comparison, Verdict choice) {
 }
 
 bool answered(const Comparison& comparison, const DecisionRule& rule, Verdict choice) { return comparison.verdict == Verdict::Equivalent || expected_loss(comparison, choice) < rule.indifference; }
+
+bool equivalence_reachable(const Comparison& c, const DecisionRule& rule, double processes, double more) {
+  return std::abs(c.difference) + (c.high - c.low) / 2 * std::sqrt(processes / (processes + more)) < rule.margin;
+}
 
 Verdict settle(const Comparison& comparison) {
   if (comparison.verdict != Verdict::Unknown) return comparison.verdict;

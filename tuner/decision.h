@@ -45,6 +45,9 @@ double expected_loss(const Comparison& comparison, Verdict choice = Verdict::Unk
 // one stopping now would make) under the indifference (a "better" verdict alone is wrong one time in forty).
 bool answered(const Comparison& comparison, const DecisionRule& rule, Verdict choice = Verdict::Unknown);
 
+// Whether `more` processes a side could show it equivalent: the estimate plus a half-width narrowing as 1 / sqrt(processes) within the margin.
+bool equivalence_reachable(const Comparison& comparison, const DecisionRule& rule, double processes, double more);
+
 // A verdict as it is; "not known" goes to the higher estimate. Never "equivalent": estimates
 // within the margin are not evidence that a simpler point loses nothing.
 Verdict settle(const Comparison& comparison);

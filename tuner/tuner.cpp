@@ -246,19 +246,20 @@ bool Tuner::preferred(Verdict verdict, const nlohmann::json& a, const nlohmann::
 void Tuner::final_race(std::vector<nlohmann::json> points, int64_t max_rounds) {
   auto leader = [&] { return *std::max_element(points.begin(), points.end(), [&](const auto& x, const auto& y) { return estimated_objective(x) < estimated_objective(y); }); };
   auto drop = [&](const std::function<bool(const nlohmann::json&)>& out) { points.erase(std::remove_if(points.begin(), points.end(), out), points.end()); };
-  // A tie within the resolution goes on while the tie-breaks prefer the other point and the rounds left could show them equivalent.
-  auto decided = [&](int64_t left) {
+  auto decided = [&](int64_t left) {  // (a tie within the resolution goes on while the tie-breaks prefer the other point)
     const nlohmann::json lead = leader();
-    auto reachable = [&](const auto& p, const Comparison& c) { const auto n = static_cast<double>(evidence(p).processes()); return std::abs(c.difference) + (c.high - c.low) / 2 * std::sqrt(n / (n + static_cast<double>(left))) < options_.decision.margin; };
-    auto done = [&](const auto& p, const Comparison& c) { return answered(c, options_.decision) || (c.high - c.low <= 2 * options_.decision.resolution && !(preferred(Verdict::Equivalent, p, lead) && reachable(p, c))); };
+    auto done = [&](const auto& p, const Comparison& c) {
+      const DecisionRule& rule = options_.decision;
+      const bool tie_goes_on = preferred(Verdict::Equivalent, p, lead) && equivalence_reachable(c, rule, static_cast<double>(evidence(p).processes()), static_cast<double>(left));
+      return answered(c, rule) || (c.high - c.low <= 2 * rule.resolution && !tie_goes_on);
+    };
     return std::all_of(points.begin(), points.end(), [&](const auto& p) { return p == lead || done(p, judge(p, lead)); });
   };
   for (const auto& p : points)
     if (evidence(p).figures.empty()) measure(p, "race");
   drop([&](const nlohmann::json& p) { return evidence(p).failed; });
   const bool every_round = !options_.throughput();
-  // At least one round: the leading estimates are biased upward (the winner's curse).
-  // After the first, a round runs only within the budget (else the rounds run decide).
+  // At least one round (the leading estimates are biased upward: the winner's curse); after it, only within the budget.
   auto go_on = [&](int64_t round) { return (round == 0 || budget_covers(static_cast<int64_t>(points.size()))) && (every_round ? !points.empty() : points.size() > 1 && (round == 0 || !decided(max_rounds - round))); };
   for (int64_t round = 0; round < max_rounds && go_on(round); ++round) {
     // Interleaved: each round starts one point further along, so no point always runs first.
