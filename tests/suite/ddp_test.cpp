@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -112,11 +113,16 @@ TEST(Ddp, RanksOnOneMachineDivideItsCoresAndWarnWhenTheyOversubscribe) {
   testing::remove_tree(dir);
 }
 
+// Two gloo ranks training, rank 1 failing with `fault` at step 3.
+std::string fault_on_rank_1(const std::string& fault, const std::filesystem::path& out) {
+  return kCommon + " --set batch_size=32 --set max_steps=200 --set inject_fault=" + fault + " --set inject_fault_at_step=3 " +
+         "--set inject_fault_rank=1 --set ddp.timeout_s=20 --set ddp.backend=gloo --out " + out.string();
+}
+
 TEST(Ddp, ARankThatDiesEndsTheJobWithNoProcessLeft) {
   auto dir = testing::fresh_dir("ddp_crash");
   // (gloo: rank 0 sees the connection close at once, and may end first.)
-  auto r = launch(2, kCommon + " --set batch_size=32 --set max_steps=200 --set inject_fault=crash --set inject_fault_at_step=3 "
-                               "--set inject_fault_rank=1 --set ddp.timeout_s=20 --set ddp.backend=gloo --out " + (dir / "r.json").string());
+  auto r = launch(2, fault_on_rank_1("crash", dir / "r.json"));
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("rank 1 failed"), std::string::npos) << r.output;
   // The crashed rank is the one blamed, on the log's last line, whichever rank's end was seen first;
@@ -131,8 +137,7 @@ TEST(Ddp, ARankThatDiesEndsTheJobWithNoProcessLeft) {
 // collectives fail for it (4), and the job ends as that rank did, naming it.
 TEST(Ddp, ARankOutOfMemoryEndsTheJobAsOutOfMemoryNamingIt) {
   auto dir = testing::fresh_dir("ddp_oom");
-  auto r = launch(2, kCommon + " --set batch_size=32 --set max_steps=200 --set inject_fault=oom --set inject_fault_at_step=3 "
-                               "--set inject_fault_rank=1 --set ddp.timeout_s=20 --set ddp.backend=gloo --out " + (dir / "r.json").string());
+  auto r = launch(2, fault_on_rank_1("oom", dir / "r.json"));
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("[launch] error: rank 1 failed first (exit status 3)"), std::string::npos) << r.output;
   testing::remove_tree(dir);
