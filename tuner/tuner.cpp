@@ -333,17 +333,17 @@ std::vector<std::pair<nlohmann::json, int64_t>> Tuner::pareto_front() const {
 }
 
 void Tuner::run() {
-  auto strategy = make_strategy(options_.strategy);
   try {
-    strategy->run(*this);
-  } catch (const BudgetExhausted&) {
-    // The budget decides when to stop; what was measured stands.
+    make_strategy(options_.strategy)->run(*this);
+  } catch (const BudgetExhausted&) {  // the budget decides when to stop; what was measured stands
   }
 }
 
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DecisionRule, margin, confidence, max_processes, indifference, resolution)  // (the journal header's)
+
 nlohmann::json journal_header(const TunerOptions& options, const SearchSpace& space, const nlohmann::json& base_config) {
-  return {{"kind", "header"},      {"strategy", options.strategy}, {"objective", options.objective},
-          {"seed", options.seed},  {"space", space.to_json()},     {"base_config", base_config}};
+  return {{"kind", "header"}, {"strategy", options.strategy}, {"objective", options.objective}, {"seed", options.seed}, {"space", space.to_json()}, {"base_config", base_config},
+          {"memory_capacity_bytes", options.memory_capacity_bytes}, {"decision_rule", options.decision}};
 }
 
 }  // namespace dyno

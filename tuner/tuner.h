@@ -128,7 +128,7 @@ class Tuner {
   mutable std::optional<std::pair<size_t, NoiseModel>> noise_cache_;
 };
 
-// The journal's first line: what the run was, so --resume can refuse a mismatched one.
+// The journal's first line: what the run was (--resume refuses another) and what its decisions weighed.
 nlohmann::json journal_header(const TunerOptions& options, const SearchSpace& space, const nlohmann::json& base_config);
 
 }  // namespace dyno

@@ -813,5 +813,21 @@ TEST(Tuner, StagedRacesItsCandidatesAndStillFindsTheOptimum) {
   EXPECT_GT(raced, 10);
 }
 
+// What a reader checks a journal's decisions against (docs/tuner.md): the decision rule's
+// constants and the memory the tie-break weighs a difference of peak memory against.
+TEST(Tuner, TheJournalHeaderRecordsWhatItsDecisionsWeighed) {
+  TunerOptions options;
+  options.memory_capacity_bytes = int64_t{16} << 30;
+  options.decision.resolution = 0.05;
+  const nlohmann::json header = journal_header(options, SearchSpace(), start());
+  EXPECT_EQ(header.at("memory_capacity_bytes"), int64_t{16} << 30);
+  const nlohmann::json& rule = header.at("decision_rule");
+  EXPECT_EQ(rule.at("resolution"), 0.05);
+  EXPECT_EQ(rule.at("margin"), DecisionRule{}.margin);
+  EXPECT_EQ(rule.at("confidence"), DecisionRule{}.confidence);
+  EXPECT_EQ(rule.at("max_processes"), DecisionRule{}.max_processes);
+  EXPECT_EQ(rule.at("indifference"), DecisionRule{}.indifference);
+}
+
 }  // namespace
 }  // namespace dyno
