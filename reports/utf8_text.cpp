@@ -1,6 +1,7 @@
 #include "dyno/reports/utf8_text.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace dyno {
 namespace {
@@ -40,6 +41,25 @@ std::string utf8_text(std::string_view bytes, size_t max_bytes) {
     if (out.size() + piece.size() > max_bytes) break;
     out += piece;
     at += length ? length : 1;
+  }
+  return out;
+}
+
+std::string terminal_text(std::string_view bytes) {
+  const std::string text = utf8_text(bytes);
+  std::string out;
+  char code[8];
+  for (size_t at = 0; at < text.size(); ++at) {
+    const auto c = static_cast<unsigned char>(text[at]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
+      std::snprintf(code, sizeof code, "\\x%02X", c);
+      out += code;
+    } else if (c == 0xC2 && static_cast<unsigned char>(text[at + 1]) < 0xA0) {  // U+0080-U+009F (well formed: a second byte follows)
+      std::snprintf(code, sizeof code, "\\u%04X", static_cast<unsigned char>(text[++at]));
+      out += code;
+    } else {
+      out += static_cast<char>(c);
+    }
   }
   return out;
 }

@@ -13,4 +13,9 @@ namespace dyno {
 // to at most `max_bytes` bytes at a character's boundary.
 std::string utf8_text(std::string_view bytes, size_t max_bytes = std::string::npos);
 
+// utf8_text(bytes) fit for a terminal: each control character but the newline and the tab (C0,
+// DEL, and C1 as U+0080-U+009F) written out as \xNN or \u00NN, so that a value an error echoes
+// cannot move the cursor, clear the screen or retitle the window.
+std::string terminal_text(std::string_view bytes);
+
 }  // namespace dyno

@@ -6,12 +6,14 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
 
 #include "dyno/reports/user_error.h"
+#include "dyno/reports/utf8_text.h"
 #include "dyno/suite/cli/commands.h"
 #include "dyno/suite/cli/compare_commands.h"
 #include "dyno/suite/cli/launch_command.h"
@@ -44,7 +46,7 @@ int run_cli(int argc, char** argv) {
       known = known || command->get_name() == argv[1];
     }
     if (!known) {
-      std::cerr << "dyno: '" << argv[1] << "' is not a subcommand; one of " << names << " (dyno --help)\n";
+      std::cerr << "dyno: '" << terminal_text(argv[1]) << "' is not a subcommand; one of " << names << " (dyno --help)\n";
       return 2;
     }
   }
@@ -57,11 +59,15 @@ int run_cli(int argc, char** argv) {
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    std::ostringstream error;  // (--help's text goes to stdout as it is; an error can echo a value given)
+    const int status = app.exit(e, std::cout, error);
+    std::cerr << terminal_text(error.str());
+    return status == 0 ? 0 : 2;
   }
   // The error line, on stderr and, for a rank `dyno launch` started, in the file it reads the
-  // first failed rank's reason from.
-  auto failed = [](const std::string& line, int status) {
+  // first failed rank's reason from; the values it echoes with their control characters written out.
+  auto failed = [](const std::string& message, int status) {
+    const std::string line = terminal_text(message);
     std::cerr << line << "\n";
     if (const char* path = std::getenv("DYNO_LAUNCH_REASON_FILE"); path && *path) std::ofstream(path) << line << "\n";
     return status;

@@ -32,5 +32,16 @@ TEST(Utf8Text, CutsAtACharactersBoundary) {
   EXPECT_EQ(utf8_text("\xE9\xE9", 4), kReplacement);  // a replacement counts its own three bytes
 }
 
+// A value an error echoes reaches the terminal as text: escape sequences, a bell, a backspace or an
+// 8-bit CSI are written out; newlines, tabs and printable characters (accented, non-breaking
+// space) stay as they are.
+TEST(TerminalText, WritesOutEveryControlCharacterButTheNewlineAndTheTab) {
+  EXPECT_EQ(terminal_text("amp=\x1B[2J\x1B]0;owned\x07" "fp8"), "amp=\\x1B[2J\\x1B]0;owned\\x07fp8");
+  EXPECT_EQ(terminal_text(std::string("a\0b\x08\x7F", 5)), "a\\x00b\\x08\\x7F");
+  EXPECT_EQ(terminal_text("\xC2\x9B" "31m"), "\\u009B31m");  // C1 CSI, U+009B
+  EXPECT_EQ(terminal_text("line 1\n\tcaf\xC3\xA9\xC2\xA0!"), "line 1\n\tcaf\xC3\xA9\xC2\xA0!");
+  EXPECT_EQ(terminal_text("caf\xE9"), "caf" + kReplacement);  // not UTF-8: as utf8_text
+}
+
 }  // namespace
 }  // namespace dyno

@@ -186,6 +186,21 @@ TEST(Cli, BadInputExitsWithStatusTwoAndAClearMessage) {
   EXPECT_NE(r.output.find("--max-ranks"), std::string::npos) << r.output;
 }
 
+// A value an error echoes reaches the terminal with its control characters written out: an escape
+// sequence in a --set value neither clears the screen nor hides the rest of the line.
+TEST(Cli, AnErrorWritesOutTheControlCharactersOfAValueItEchoes) {
+  const auto r = testing::run_dyno("train -w fashion-mlp --set \"amp=$(printf '\\033[2J\\033[8m')fp8\"");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("amp: '\\x1B[2J\\x1B[8mfp8' is not one of off, fp16, bf16"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\x1B'), std::string::npos);
+  for (const std::string args : {"\"tr$(printf '\\033[2J')ain\"", "train \"--fr$(printf '\\033[2J')obnicate\""}) {  // a subcommand, an option
+    const auto unknown = testing::run_dyno(args);
+    EXPECT_EQ(unknown.exit_code, 2) << args;
+    EXPECT_NE(unknown.output.find("\\x1B[2J"), std::string::npos) << unknown.output;
+    EXPECT_EQ(unknown.output.find('\x1B'), std::string::npos) << args;
+  }
+}
+
 // A numeric option outside its range is refused before anything runs, naming the option, the
 // value and the range; NaN too.
 TEST(Cli, NumericOptionsRefuseValuesOutsideTheirRange) {
