@@ -391,9 +391,10 @@ void TrainingRun::train() {
 }
 
 void TrainingRun::save_end_state() {
-  // A save after the last step of an epoch points at the start of the next one.
-  const bool epoch_done = batch_in_epoch_ >= steps_per_epoch_ * config_.grad_accum_steps;
-  save_state(epoch_done ? epoch_ + 1 : epoch_, epoch_done ? 0 : batch_in_epoch_);
+  // At an epoch's end (a stop at its last step) the position is that end, as a periodic save's:
+  // a resumed run makes the epoch's evaluation first, when it has one, as an uninterrupted run
+  // would have. (An evaluation that ran has moved the position to the next epoch.)
+  save_state(epoch_, batch_in_epoch_);
   end_state_saved_ = true;
 }
 

@@ -342,6 +342,27 @@ TEST(Engine, AnOffScheduleFinalEvaluationIsNotInTheSavedState) {
   testing::remove_tree(dir);
 }
 
+// A run stopped at an epoch's last step before that epoch's evaluation (here the throughput rule,
+// at the log point of step 8, the sixth window's) leaves the evaluation to the resumed run, which
+// makes it at step 8 as an uninterrupted run would, not at the next epoch's end or its own stop.
+TEST(Engine, AStopAtAnEpochsLastStepLeavesItsEvaluationToTheResumedRun) {
+  auto dir = testing::fresh_dir("resume_epoch_end");
+  RunConfig first = tiny("fashion-mlp");
+  first.warmup_steps = 2;            // windows from step 3
+  first.measure_stop_below = 1e12;   // "outpaced" once six windows make an interval
+  first.save_state = (dir / "stopped.pt").string();
+  const RunReport stopped = Engine().run(first);
+  ASSERT_EQ(stopped.summary.stop_reason, "outpaced");
+  ASSERT_EQ(stopped.summary.steps, 8);  // the first epoch's last step
+  RunConfig second = tiny("fashion-mlp");
+  second.max_steps = 10;
+  second.resume_state = first.save_state;
+  const RunReport resumed = Engine().run(second);
+  ASSERT_FALSE(resumed.metric_curve.empty());
+  EXPECT_EQ(resumed.metric_curve.front().step, 8);
+  testing::remove_tree(dir);
+}
+
 // A run killed after a periodic save resumes from the evaluations up to that save, including one
 // made at the very step saved (the whole run stops at step 6 here too).
 TEST(Engine, APeriodicSaveHoldsTheEvaluationOfItsStep) {
