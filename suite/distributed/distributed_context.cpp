@@ -183,6 +183,8 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
     : env_(e), config_(config), device_(device) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.ddp.timeout_s * 1000));
   const std::string where = e.master_addr + ":" + std::to_string(e.master_port);
+  char within[48];
+  std::snprintf(within, sizeof within, "within %g s (ddp.timeout_s)", config.ddp.timeout_s);
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(e.master_port);
   options.isServer = e.rank == 0 && !e.agent_store;
@@ -204,16 +206,16 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
     std::string message = error.what();
     message = message.substr(0, message.find('\n'));
     throw UserError("ddp", options.isServer ? "rank 0 cannot serve the store on " + where + " (is MASTER_PORT busy?): " + message
-                                            : "cannot reach the store at " + where + " within " + std::to_string(config.ddp.timeout_s) +
-                                                  " s (is MASTER_ADDR right, and is rank 0 running?): " + message);
+                                            : "cannot reach the store at " + where + " " + within +
+                                                  " (is MASTER_ADDR right, and is rank 0 running?): " + message);
   }
   // Every rank counts itself on its machine (before it states its world size, which every rank then
   // waits for), and states the world size it was given; rank 0's must match all of them.
   const std::string on_host = "dyno/ranks_on/" + this_machine();
-  store_->add(on_host, 1);  // every rank, whether or not it knows LOCAL_WORLD_SIZE
   const std::string mine = std::to_string(e.world_size);
-  store_->set("dyno/world_size_of/" + std::to_string(e.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
   try {
+    store_->add(on_host, 1);  // every rank, whether or not it knows LOCAL_WORLD_SIZE
+    store_->set("dyno/world_size_of/" + std::to_string(e.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
     for (int64_t r = 0; r < e.world_size; ++r) {
       auto value = store_->get("dyno/world_size_of/" + std::to_string(r));
       if (std::string(value.begin(), value.end()) != mine)
@@ -223,9 +225,12 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
     if (store_->add("dyno/joined", 1) > e.world_size)
       throw UserError("ddp", "more processes joined than WORLD_SIZE=" + mine + "; check the launcher's rank count");
     if (env_.local_world_size == 0) env_.local_world_size = store_->add(on_host, 0);
+  } catch (const c10::DistNetworkError& error) {  // the store's connection lost: its server ended
+    throw RankFailure("lost the store at " + where + " while the ranks joined (" + (e.agent_store ? "the launcher's agent" : "rank 0") +
+                      ", which serves it, ended): " + error.what_without_backtrace());
   } catch (const c10::Error& error) {
-    throw UserError("ddp", "not all " + mine + " ranks joined within " + std::to_string(config.ddp.timeout_s) +
-                               " s (WORLD_SIZE larger than the ranks started, or a rank died): " + error.what_without_backtrace());
+    throw UserError("ddp", "not all " + mine + " ranks joined " + within + " (WORLD_SIZE larger than the ranks started, or a rank died): " +
+                               error.what_without_backtrace());
   }
 
   const bool nccl = config.ddp.backend == "nccl";

@@ -5,6 +5,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,6 +14,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
 
 #include "dyno/reports/atomic_file.h"
@@ -372,6 +375,32 @@ TEST(Ddp, RendezvousErrorsNameTheirCause) {
   r = testing::run_dyno("train " + kCommon + " --set ddp.world_size=2");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("needs a launcher"), std::string::npos) << r.output;
+}
+
+// Rank 0, which serves the store, dies while the ranks join (both wait for a third that never
+// starts): the rank left lost a peer, which is no error in its configuration, and exits as a rank
+// failure (4), saying so, not as bad input (2) that did not join in time. (The test, a client of
+// the store, kills rank 0 once rank 1 has stated its world size there.)
+TEST(Ddp, ARankThatLosesTheStoreWhileTheRanksJoinExitsAsARankFailure) {
+  auto dir = testing::fresh_dir("ddp_store_lost");
+  const int port = free_port();
+  const std::string env = "WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port);
+  const std::string cmd = std::string(DYNO_BINARY) + " train " + kCommon + " --set ddp.timeout_s=60";
+  const std::string zero = (dir / "zero.pid").string(), r1 = (dir / "r1.txt").string(), status = (dir / "r1.status").string();
+  std::system(("(RANK=0 " + env + " " + cmd + " > " + (dir / "r0.txt").string() + " 2>&1 & echo $! > " + zero + "; RANK=1 " + env + " " + cmd +
+               " > " + r1 + " 2>&1; echo $? > " + status + ".tmp; mv " + status + ".tmp " + status + ") &")
+                  .c_str());
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<uint16_t>(port);
+  options.isServer = false;
+  options.timeout = std::chrono::seconds(60);
+  c10d::TCPStore store("127.0.0.1", options);
+  store.wait({"dyno/world_size_of/1"});
+  ::kill(std::stoi(read_file(zero)), SIGKILL);
+  for (int i = 0; i < 600 && !std::filesystem::exists(status); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(read_file(status), "4\n") << read_file(r1);
+  EXPECT_NE(read_file(r1).find("lost the store at 127.0.0.1:" + std::to_string(port) + " while the ranks joined"), std::string::npos) << read_file(r1);
+  testing::remove_tree(dir);
 }
 
 TEST(Ddp, MismatchedWorldSizesAreAnError) {
