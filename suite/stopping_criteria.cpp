@@ -28,6 +28,12 @@ void StoppingCriteria::restore(double best_metric, int64_t evaluations_without_i
   evaluations_without_improvement_ = evaluations_without_improvement;
 }
 
+std::string StoppingCriteria::standing(bool target_was_reached) const {
+  if (parameters_.stop_at_target && target_was_reached) return "target_reached";
+  if (parameters_.plateau_patience > 0 && evaluations_without_improvement_ >= parameters_.plateau_patience) return "plateau";
+  return "";
+}
+
 std::string StoppingCriteria::after_evaluation(double metric) {
   const bool improved = parameters_.higher_is_better ? metric > best_metric_ : metric < best_metric_;
   if (improved) {

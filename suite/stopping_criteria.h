@@ -46,6 +46,10 @@ class StoppingCriteria {
   double best_metric() const { return best_metric_; }
   int64_t evaluations_without_improvement() const { return evaluations_without_improvement_; }
   void restore(double best_metric, int64_t evaluations_without_improvement);
+  // Where the evaluations so far leave the run (a resumed one, before its first step): "plateau"
+  // after plateau_patience in a row without a new best, "target_reached" when the target was
+  // reached (`target_was_reached`) and stop_at_target is set, else "".
+  std::string standing(bool target_was_reached) const;
 
  private:
   Parameters parameters_;

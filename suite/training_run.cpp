@@ -298,6 +298,7 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
     if (p.scaler_scale > 0) scaler_.restore(p.scaler_scale, p.scaler_growth_tracker);
     if (std::isfinite(p.best_metric)) stopping_.restore(p.best_metric, p.evaluations_without_improvement);
     if (std::isfinite(p.time_to_target_s)) report_.summary.time_to_target_s = p.time_to_target_s;
+    stop_reason_ = stopping_.standing(report_.summary.time_to_target_s.has_value());  // as the uninterrupted run stopped there
   }
   first_step_ = step_;
   measure_from_ = config_.warmup_steps;
@@ -360,13 +361,23 @@ void TrainingRun::train() {
     // the run as much as one at a log point.
     if (loss_count_ > 0)
       if (std::string verdict = loss_point(); !verdict.empty()) stop_reason_ = verdict;
+    auto last_step_evaluated = [&] { return !report_.metric_curve.empty() && report_.metric_curve.back().step == step_; };
+    // A stop decided at a log point comes before the evaluation scheduled at its step (every
+    // eval_every_steps, else at the epoch's end): a run that reports its metric or keeps its state
+    // makes it, as an uninterrupted run would have, and the state saved after it holds it (a
+    // resumed run takes up its verdict: StoppingCriteria::standing).
+    const bool epoch_end = batch_in_epoch_ >= steps_per_epoch_ * config_.grad_accum_steps;
+    if (report_.outcome == Outcome::Ok && (config_.final_eval || !config_.save_state.empty()) && step_ > first_step_ && !last_step_evaluated() &&
+        (config_.eval_every_steps > 0 ? step_ % config_.eval_every_steps == 0 : epoch_end)) {
+      evaluation();
+      if (config_.eval_every_steps == 0) ++epoch_, batch_in_epoch_ = 0;  // the epoch is complete
+    }
     // The trained model's metric: after the last epoch unless its last step was evaluated
     // (eval_every_steps off the epochs' end), after any other end only when nothing was evaluated.
-    const bool last_step_evaluated = !report_.metric_curve.empty() && report_.metric_curve.back().step == step_;
-    if (report_.outcome == Outcome::Ok && config_.final_eval && (!last_metric_ || (stop_reason_ == "epochs" && !last_step_evaluated))) {
+    if (report_.outcome == Outcome::Ok && config_.final_eval && (!last_metric_ || (stop_reason_ == "epochs" && !last_step_evaluated()))) {
       // One off the schedule (a stop before any evaluation) is the report's, not the training's: the
       // state goes before it, so that a resumed run evaluates where an uninterrupted one would.
-      if (stop_reason_ != "epochs") save_end_state();
+      if (stop_reason_ != "epochs" || step_ == first_step_) save_end_state();  // (a resumed run of no steps: its state as it was)
       evaluation();
     }
   } catch (const c10::OutOfMemoryError& e) {
@@ -391,9 +402,8 @@ void TrainingRun::train() {
 }
 
 void TrainingRun::save_end_state() {
-  // At an epoch's end (a stop at its last step) the position is that end, as a periodic save's:
-  // a resumed run makes the epoch's evaluation first, when it has one, as an uninterrupted run
-  // would have. (An evaluation that ran has moved the position to the next epoch.)
+  // The position as it stands, as a periodic save's (an epoch's evaluation, once made, has moved
+  // it to the next epoch's start).
   save_state(epoch_, batch_in_epoch_);
   end_state_saved_ = true;
 }

@@ -342,24 +342,66 @@ TEST(Engine, AnOffScheduleFinalEvaluationIsNotInTheSavedState) {
   testing::remove_tree(dir);
 }
 
-// A run stopped at an epoch's last step before that epoch's evaluation (here the throughput rule,
-// at the log point of step 8, the sixth window's) leaves the evaluation to the resumed run, which
-// makes it at step 8 as an uninterrupted run would, not at the next epoch's end or its own stop.
-TEST(Engine, AStopAtAnEpochsLastStepLeavesItsEvaluationToTheResumedRun) {
+// A run stopped at a step with a scheduled evaluation before making it (here at the end of epoch
+// 2, step 16, by the throughput rule at that step's log point) makes the evaluation, and its state
+// holds it: resumed, it ends where the uninterrupted run does, on the plateau rule's evaluation at
+// step 16 (patience 1: the resumed run makes no step) or 24 (patience 2). (An LR too small to move
+// the model: every evaluation ties the first.)
+TEST(Engine, AStopAtAScheduledEvaluationsStepMakesItAndTheStateHoldsIt) {
+  auto dir = testing::fresh_dir("resume_scheduled_eval");
+  for (int64_t patience : {1, 2}) {
+    RunConfig straight = tiny("fashion-mlp");
+    straight.lr = 1e-12;
+    straight.plateau_patience = patience;
+    const RunReport whole = Engine().run(straight);
+    ASSERT_EQ(whole.summary.stop_reason, "plateau");
+    ASSERT_EQ(whole.summary.steps, 8 + 8 * patience);  // evaluations at 8 (the best), then one each epoch
+
+    RunConfig first = straight;
+    first.warmup_steps = 10;          // windows from step 11
+    first.measure_stop_below = 1e12;  // "outpaced" once six windows make an interval: step 16
+    first.save_state = (dir / "stopped.pt").string();
+    const RunReport stopped = Engine().run(first);
+    ASSERT_EQ(stopped.summary.stop_reason, "outpaced");
+    ASSERT_EQ(stopped.summary.steps, 16);
+    ASSERT_FALSE(stopped.metric_curve.empty());
+    EXPECT_EQ(stopped.metric_curve.back().step, 16);
+    RunConfig second = straight;
+    second.resume_state = first.save_state;
+    const RunReport resumed = Engine().run(second);
+    EXPECT_EQ(resumed.summary.stop_reason, "plateau") << "patience " << patience;
+    EXPECT_EQ(resumed.summary.steps, whole.summary.steps) << "patience " << patience;
+  }
+  testing::remove_tree(dir);
+}
+
+// The same within an epoch: a stop at step 6 of a run evaluating every 2 steps makes step 6's.
+TEST(Engine, AStopAtAnEvalEveryStepsStepMakesItsEvaluation) {
+  RunConfig c = tiny("fashion-mlp");
+  c.eval_every_steps = 2;
+  c.warmup_steps = 0;           // a window at every step from step 1: the sixth, at step 6,
+  c.measure_stop_below = 1e12;  // makes an interval, and "outpaced"
+  const RunReport r = Engine().run(c);
+  ASSERT_EQ(r.summary.stop_reason, "outpaced");
+  ASSERT_EQ(r.summary.steps, 6);
+  ASSERT_FALSE(r.metric_curve.empty());
+  EXPECT_EQ(r.metric_curve.back().step, 6);
+}
+
+// A periodic save at an epoch's last step comes before the epoch's evaluation: a run killed after
+// it resumes by making that evaluation first, at step 8, as the uninterrupted run did.
+TEST(Engine, AStateSavedAtAnEpochsEndBeforeItsEvaluationResumesWithIt) {
   auto dir = testing::fresh_dir("resume_epoch_end");
-  RunConfig first = tiny("fashion-mlp");
-  first.warmup_steps = 2;            // windows from step 3
-  first.measure_stop_below = 1e12;   // "outpaced" once six windows make an interval
-  first.save_state = (dir / "stopped.pt").string();
-  const RunReport stopped = Engine().run(first);
-  ASSERT_EQ(stopped.summary.stop_reason, "outpaced");
-  ASSERT_EQ(stopped.summary.steps, 8);  // the first epoch's last step
-  RunConfig second = tiny("fashion-mlp");
-  second.max_steps = 10;
-  second.resume_state = first.save_state;
-  const RunReport resumed = Engine().run(second);
-  ASSERT_FALSE(resumed.metric_curve.empty());
-  EXPECT_EQ(resumed.metric_curve.front().step, 8);
+  const std::string state = (dir / "s.pt").string(),
+                    common = "train -w fashion-mlp --no-progress --set size=tiny threads=1 final_eval=false save_state=" + state;
+  auto r = testing::run_dyno(common + " save_every_steps=8 inject_fault=crash inject_fault_at_step=10 --out " + (dir / "a.json").string());
+  ASSERT_NE(r.exit_code, 0) << r.output;  // killed after the save at step 8
+  r = testing::run_dyno(common + " resume_state=" + state + " max_steps=10 --out " + (dir / "b.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(read_file((dir / "b.json").string()));
+  const nlohmann::json& metric = report["curves"]["metric"];
+  ASSERT_FALSE(metric.empty()) << report.dump();
+  EXPECT_EQ(metric[0]["step"], 8);
   testing::remove_tree(dir);
 }
 

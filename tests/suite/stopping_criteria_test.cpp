@@ -69,5 +69,24 @@ TEST(StoppingCriteria, PlateauCountsEvaluationsInARowWithoutANewBest) {
   EXPECT_EQ(criteria.after_evaluation(0.58), "plateau");
 }
 
+// A resumed run starts where its saved evaluations left the rules: on a plateau once the count
+// restored reaches the patience, at the target once it was reached and the run stops there.
+TEST(StoppingCriteria, TheStandingIsWhereTheSavedEvaluationsLeftTheRules) {
+  Parameters p;
+  p.target = 0.9;
+  p.plateau_patience = 2;
+  p.stop_at_target = true;
+  StoppingCriteria criteria(p);
+  EXPECT_EQ(criteria.standing(false), "");
+  criteria.restore(0.8, 1);
+  EXPECT_EQ(criteria.standing(false), "");
+  criteria.restore(0.8, 2);
+  EXPECT_EQ(criteria.standing(false), "plateau");
+  criteria.restore(0.95, 0);
+  EXPECT_EQ(criteria.standing(true), "target_reached");
+  p.stop_at_target = false;
+  EXPECT_EQ(StoppingCriteria(p).standing(true), "");
+}
+
 }  // namespace
 }  // namespace dyno
