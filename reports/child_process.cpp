@@ -152,7 +152,7 @@ void leave_distributed_job() {
     ::unsetenv(name);
 }
 
-int kill_processes_with_environment(const std::string& entry_prefix) {
+int kill_processes_with_environment(const std::string& wanted) {
   int killed = 0;
   const pid_t self = ::getpid();
   if (DIR* proc = ::opendir("/proc")) {
@@ -160,7 +160,7 @@ int kill_processes_with_environment(const std::string& entry_prefix) {
       if (!std::isdigit(static_cast<unsigned char>(e->d_name[0])) || std::atoi(e->d_name) == self) continue;
       std::ifstream in(std::string("/proc/") + e->d_name + "/environ", std::ios::binary);
       for (std::string entry; std::getline(in, entry, '\0');)
-        if (entry.compare(0, entry_prefix.size(), entry_prefix) == 0) {
+        if (entry == wanted) {
           killed += ::kill(static_cast<pid_t>(std::atoi(e->d_name)), SIGKILL) == 0;
           break;
         }

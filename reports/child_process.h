@@ -62,11 +62,11 @@ struct ChildOptions {
 ChildResult run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
                       const std::atomic<bool>* stop = nullptr, const ChildOptions& options = {});
 
-// Kills (SIGKILL) every process but this one whose environment holds an entry starting with
-// `entry_prefix` ("NAME=value..."), as far as /proc lets this user read it; returns how many. What a
-// killed tuner's trials left running (a kill -9 reaches only the trial's own process) is found by
-// the report path every process a trial started inherits.
-int kill_processes_with_environment(const std::string& entry_prefix);
+// Kills (SIGKILL) every process but this one whose environment holds `entry` ("NAME=value", the
+// whole entry), as far as /proc lets this user read it; returns how many. What a killed tuner's
+// trials left running (a kill -9 reaches only the trial's own process) is found by the tune's
+// folder every process a trial started inherits.
+int kill_processes_with_environment(const std::string& entry);
 
 // A "Name:   123 kB" line of a /proc file (status, smaps_rollup), in bytes; 0 when the file or the line is missing.
 int64_t proc_kib_field_bytes(const std::string& path, const std::string& name);

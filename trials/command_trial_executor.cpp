@@ -118,6 +118,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
   std::vector<std::string> env = ProgramCommand::environment_for(full, seed);
   env.push_back("DYNO_POINT=" + canonical_path(point_path));
   env.push_back("DYNO_REPORT=" + canonical_path(report_path));
+  if (!options_.tune_dir.empty()) env.push_back("DYNO_TUNE_DIR=" + canonical_path(options_.tune_dir));
   env.push_back("DYNO_OBJECTIVE=" + std::string(to_target ? "time-to-target" : "throughput"));
   if (to_target) env.push_back("DYNO_TARGET=" + options_.target->to_string());
   env.push_back("DYNO_TIME_CAP_S=" + format_fixed(time_cap, 1));
@@ -296,7 +297,7 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
 int CommandTrialExecutor::end_trials_left_running(const std::string& out) {
   int ended = 0;
   for (int round = 0; round < 10; ++round) {
-    const int killed = kill_processes_with_environment("DYNO_REPORT=" + canonical_path(out) + "/");
+    const int killed = kill_processes_with_environment("DYNO_TUNE_DIR=" + canonical_path(out));
     if (killed == 0) break;
     ended += killed;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -38,6 +38,7 @@ struct TargetSpec {
 struct CommandTrialOptions {
   ProgramCommand program;
   std::string trial_dir;                          // each trial: <trial_dir>/<name>/{point.json,report.jsonl,log.txt}
+  std::string tune_dir;                           // the tune's --out, DYNO_TUNE_DIR of every trial (what its --resume ends)
   nlohmann::json base = nlohmann::json::object();  // knob values under every point (a phase's fixed settings)
   int64_t seed = 0;                               // DYNO_SEED at budget level 1
   int64_t warmup_windows = 2;
@@ -57,8 +58,9 @@ class CommandTrialExecutor : public TrialExecutor {
   const CommandTrialOptions& options() const { return options_; }
 
   // Kills what the trials of a tune in `out` killed outright (kill -9: it reaches only a trial's
-  // own process) left running: every process whose inherited DYNO_REPORT lies in `out`, in rounds
-  // (what one forked while a scan ran is found by the next). Returns how many.
+  // own process) left running: every process that inherited DYNO_TUNE_DIR=`out` (canonical; a tune
+  // whose --out lies inside `out` has its own), in rounds (what one forked while a scan ran is found
+  // by the next). Returns how many.
   static int end_trials_left_running(const std::string& out);
 
  private:

@@ -530,6 +530,7 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
   if (t.space.axes().empty()) throw UserError("space", "has no axes: give the program's knobs with their values");
   CommandTrialOptions options;
   options.program = ProgramCommand(args.command, split_command_line(args.launcher));
+  options.tune_dir = args.out;
   std::set<std::string> knobs;
   for (const auto& axis : t.space.axes()) knobs.insert(axis.knob);
   options.program.check_placeholders(knobs);

@@ -422,22 +422,34 @@ TEST(TuneCommand, AProgramIsTunedThroughItsReportAndResumesAfterAKill) {
 }
 
 // A tune killed outright leaves what its trial's program started running (the kill reaches only
-// the trial's own process); --resume ends it, found by the report path it inherited.
+// the trial's own process); --resume ends it, found by the tune's folder it inherited, and nothing
+// of another tune's, even one whose --out lies inside this one's.
 TEST(TuneCommand, ResumeEndsWhatAKilledTunesTrialLeftRunning) {
   const std::string dir = "/tmp/dyno_tune_leftovers_" + std::to_string(::getpid());
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
   write_file_atomically(dir + "/space.json", R"({"axes": {"x": [1, 2]}, "knobs": {"x": {"type": "integer"}}})");
-  const std::string marker = "sleep 3" + std::to_string(::getpid() % 1000 + 1000);  // a command line of this test's own
-  const std::string running = "pgrep -f '[" + marker.substr(0, 1) + "]" + marker.substr(1) + "' > /dev/null";  // ([s] keeps the shell out)
-  write_file_atomically(dir + "/program.sh", marker + " &\ni=0\nwhile true; do\n  i=$((i + 1))\n  printf '{\"event\": \"window\", \"items\": %s, \"seconds\": 0.1}\\n' $((8 + i % 5)) >> \"$DYNO_REPORT\"\n  sleep 0.5\ndone\n");
-  // (Windows that vary, 0.5 s apart: a trial of some seconds, which the checks below fall inside.)
-  std::vector<std::string> args = {DYNO_BINARY, "tune", "--strategy", "grid", "--space", dir + "/space.json", "--no-verify",
-                                   "--out", dir + "/run", "--command", "/bin/sh", dir + "/program.sh", "{x}"};
+  // A program that starts a process of a command line of this test's own (`marker`) and reports
+  // windows that vary, 0.5 s apart (a trial of some seconds, which the checks below fall inside),
+  // or nothing (a trial that runs until its tune ends).
+  auto tune_starting = [&](const std::string& marker, const std::string& out, bool reports) {
+    const std::string program = dir + "/" + marker.substr(marker.size() - 5) + ".sh";
+    const std::string report = reports ? "  printf '{\"event\": \"window\", \"items\": %s, \"seconds\": 0.1}\\n' $((8 + i % 5)) >> \"$DYNO_REPORT\"\n" : "";
+    write_file_atomically(program, marker + " &\ni=0\nwhile true; do\n  i=$((i + 1))\n" + report + "  sleep 0.5\ndone\n");
+    return std::vector<std::string>{DYNO_BINARY, "tune", "--strategy", "grid", "--space", dir + "/space.json", "--no-verify",
+                                    "--out", out, "--command", "/bin/sh", program, "{x}"};
+  };
+  auto running = [](const std::string& marker) {  // ([s] keeps the shell out)
+    return std::system(("pgrep -f '[" + marker.substr(0, 1) + "]" + marker.substr(1) + "' > /dev/null").c_str()) == 0;
+  };
+  auto started = [&](const std::string& marker) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!running(marker) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return running(marker);
+  };
+  const std::string marker = "sleep 3" + std::to_string(::getpid() % 1000 + 1000), inner_marker = "sleep 4" + std::to_string(::getpid() % 1000 + 1000);
+  std::vector<std::string> args = tune_starting(marker, dir + "/run", true);
   const pid_t tuner = spawn(args);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::system(running.c_str()) != 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (std::system(running.c_str()) != 0) {
+  if (!started(marker)) {
     ::kill(tuner, SIGKILL);
     wait_for(tuner);
     FAIL() << "the trial's program did not start within 60 s";
@@ -446,15 +458,23 @@ TEST(TuneCommand, ResumeEndsWhatAKilledTunesTrialLeftRunning) {
   std::vector<std::string> resume = args;
   resume.insert(resume.begin() + 2, "--resume");
   EXPECT_EQ(wait_for(spawn(resume)), 2);
-  EXPECT_EQ(std::system(running.c_str()), 0) << "the running tune's trial was ended";
+  EXPECT_TRUE(running(marker)) << "the running tune's trial was ended";
   ::kill(tuner, SIGKILL);
   wait_for(tuner);
-  ASSERT_EQ(std::system(running.c_str()), 0) << "the trial left nothing running to end";
+  ASSERT_TRUE(running(marker)) << "the trial left nothing running to end";
+  // Another tune, in a folder inside this one's, runs a trial.
+  const pid_t inner = spawn(tune_starting(inner_marker, dir + "/run/inner", false));
+  const bool inner_started = started(inner_marker);
   // --out spelled otherwise than the first run's.
   resume[resume.size() - 5] = dir + "/./run/";
-  ASSERT_EQ(wait_for(spawn(resume)), 0);
-  EXPECT_NE(std::system(running.c_str()), 0) << "left running after --resume";
-  std::system(("pkill -f '[" + marker.substr(0, 1) + "]" + marker.substr(1) + "'; rm -rf " + dir).c_str());
+  EXPECT_EQ(wait_for(spawn(resume)), 0);
+  EXPECT_FALSE(running(marker)) << "left running after --resume";
+  EXPECT_TRUE(inner_started) << "the inner tune's program did not start within 60 s";
+  EXPECT_TRUE(running(inner_marker)) << "the resume ended the trial of a tune inside its folder";
+  ::kill(inner, SIGKILL);
+  wait_for(inner);
+  std::system(("pkill -f '[" + marker.substr(0, 1) + "]" + marker.substr(1) + "'; pkill -f '[" + inner_marker.substr(0, 1) + "]" + inner_marker.substr(1) +
+               "'; rm -rf " + dir).c_str());
 }
 
 // A knob whose price is paid before the measured windows (declared warmup_cost, as compiling) would
