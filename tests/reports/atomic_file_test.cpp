@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include "bound_by_permissions.h"
 #include "dyno/reports/user_error.h"
+#include "temp_dir.h"
 
 namespace dyno {
 namespace {
@@ -158,6 +160,26 @@ TEST(AtomicFile, AnUnwritableFolderIsAClearError) {
   }
   EXPECT_THROW(append_line_durably(inside, "x"), UserError);
   std::filesystem::remove(file);
+}
+
+// (As root too: the read is made as a user the file's mode stops.)
+TEST(AtomicFile, AnUnreadableFileIsAClearError) {
+  const testing::TempDir dir("unreadable_file");
+  const std::string path = dir.str() + "/config.json";
+  write_file_atomically(path, "{}");
+  std::filesystem::permissions(path, std::filesystem::perms::none);
+  const int status = testing::exit_status_bound_by_permissions([&] {
+    try {
+      read_file(path);
+      std::fprintf(stderr, "no error\n");
+    } catch (const UserError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return std::string(e.what()) == "[file] cannot read '" + path + "': Permission denied" ? 0 : 1;
+    }
+    return 1;
+  });
+  if (status == testing::kCannotDropRoot) GTEST_SKIP() << "root could not become another user here";
+  EXPECT_EQ(status, 0) << "(the child's stderr above)";
 }
 
 }  // namespace

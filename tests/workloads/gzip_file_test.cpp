@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bound_by_permissions.h"
 #include "dyno/reports/user_error.h"
 #include "temp_dir.h"
 
@@ -157,6 +158,25 @@ TEST_F(GzipFile, AMissingFileNamesThePackageThatInstallsItAndAnUnreadableOneSays
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot read '" + (root_ / "a-file" / "x.gz").string() + "': Not a directory"), std::string::npos) << e.what();
   }
+}
+
+// (As root too: the read is made as a user the file's mode stops.)
+TEST_F(GzipFile, AnUnreadableFileSaysWhy) {
+  const fs::path path = root_ / "labels.gz";
+  write_gzip(path, "abc");
+  fs::permissions(path, fs::perms::none);
+  const int status = testing::exit_status_bound_by_permissions([&] {
+    try {
+      read_gzip_file(path, "dataset-example");
+      std::fprintf(stderr, "no error\n");
+    } catch (const UserError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return std::string(e.what()) == "[data] cannot open '" + path.string() + "': Permission denied" ? 0 : 1;
+    }
+    return 1;
+  });
+  if (status == testing::kCannotDropRoot) GTEST_SKIP() << "root could not become another user here";
+  EXPECT_EQ(status, 0) << "(the child's stderr above)";
 }
 
 void set_used(const fs::path& path, int seconds_ago) {
