@@ -4,9 +4,9 @@
 #include <array>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "dyno/reports/atomic_file.h"
 #include "dyno/reports/user_error.h"
 
 namespace dyno {
@@ -35,17 +35,18 @@ CharCorpus load_fortunes(int64_t max_bytes) {
   const fs::path dir = fortunes_dir();
   const std::string hint = " HINT: it is installed by the Debian package fortunes (`apt-get install fortunes`, or run scripts/setup)";
   if (!fs::is_directory(dir)) throw UserError("data", "'" + dir.string() + "' not found." + hint);
+  // A fortune file is a text file with its strfile index, NAME.dat, beside it (what fortune(6)
+  // reads); the folder's other files (the indexes, the .u8 links, anything else) are not.
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    if (!entry.is_regular_file() || entry.is_symlink()) continue;
-    if (entry.path().has_extension()) continue;  // skip the .dat indexes and .u8 links
-    files.push_back(entry.path());
+    if (!entry.is_regular_file() || entry.is_symlink() || entry.path().has_extension()) continue;
+    if (fs::is_regular_file(entry.path().string() + ".dat")) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
-  if (files.empty()) throw UserError("data", "no fortune text files in '" + dir.string() + "'." + hint);
+  if (files.empty()) throw UserError("data", "no fortune files (a text file NAME with its index NAME.dat) in '" + dir.string() + "'." + hint);
   std::string text;
   for (const auto& path : files) {
-    std::ifstream in(path);
+    std::istringstream in(read_file(path.string()));
     std::string line;
     while (std::getline(in, line)) {
       if (line == "%") line.clear();

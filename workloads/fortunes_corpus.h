@@ -1,5 +1,6 @@
-// Reads the `fortunes` Debian package's text files (/usr/share/games/fortunes) into one byte
-// corpus for a character-level language model: the '%' separator lines become blank lines.
+// Reads the `fortunes` Debian package's fortune files (/usr/share/games/fortunes: each text file
+// with its index NAME.dat beside it) into one byte corpus for a character-level language model:
+// the '%' separator lines become blank lines.
 // DYNO_FORTUNES_DIR overrides the folder.
 #pragma once
 

@@ -1,6 +1,15 @@
 #include "dyno/workloads/fortunes_corpus.h"
 
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
 #include <gtest/gtest.h>
+
+#include "bound_by_permissions.h"
+#include "dyno/reports/atomic_file.h"
+#include "dyno/reports/user_error.h"
+#include "temp_dir.h"
 
 namespace dyno {
 namespace {
@@ -21,6 +30,60 @@ TEST(FortunesCorpus, MapsUnknownBytesToSpace) {
   EXPECT_EQ(c.vocabulary[c.tokens[0]], 'a');
   EXPECT_EQ(c.vocabulary[c.tokens[1]], ' ');
   EXPECT_EQ(c.vocabulary[c.tokens[2]], '\n');
+}
+
+std::string decoded(const CharCorpus& corpus) {
+  std::string text;
+  for (uint8_t t : corpus.tokens) text += corpus.vocabulary[t];
+  return text;
+}
+
+// A folder of fortunes as DYNO_FORTUNES_DIR names it, for one test.
+class FortunesFolder : public ::testing::Test {
+ protected:
+  void SetUp() override { setenv("DYNO_FORTUNES_DIR", dir_.str().c_str(), 1); }
+  void TearDown() override { unsetenv("DYNO_FORTUNES_DIR"); }
+  void write(const std::string& name, const std::string& text) { write_file_atomically(dir_.str() + "/" + name, text); }
+  testing::TempDir dir_{"fortunes"};
+};
+
+// As fortune(6) reads them: a text file with its index beside it, nothing else in the folder.
+TEST_F(FortunesFolder, AFortuneFileIsATextFileWithItsIndexBesideIt) {
+  write("wisdom", "Look before you leap.\n%\nHe who hesitates is lost.\n%\n");
+  write("wisdom.dat", "\x02\x00\x00\x00");
+  write("wisdom.u8", "Look before you leap.\n");
+  write("README", "Not a fortune.\n");
+  write("notes.txt", "Not one either.\n");
+  EXPECT_EQ(decoded(load_fortunes()), "Look before you leap.\n\nHe who hesitates is lost.\n\n");
+}
+
+TEST_F(FortunesFolder, AFolderWithoutFortuneFilesNamesWhatItLacks) {
+  write("README", "Not a fortune.\n");
+  try {
+    load_fortunes();
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no fortune files (a text file NAME with its index NAME.dat) in '" + dir_.str() + "'"), std::string::npos) << e.what();
+  }
+}
+
+// (As root too: the read is made as a user the file's mode stops.)
+TEST_F(FortunesFolder, AnUnreadableFortuneFileIsAnErrorNotLeftOut) {
+  write("wisdom", "Look before you leap.\n");
+  write("wisdom.dat", "");
+  std::filesystem::permissions(dir_.str() + "/wisdom", std::filesystem::perms::none);
+  const int status = testing::exit_status_bound_by_permissions([&] {
+    try {
+      load_fortunes();
+      std::fprintf(stderr, "no error\n");
+    } catch (const UserError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return std::string(e.what()) == "[file] cannot read '" + dir_.str() + "/wisdom': Permission denied" ? 0 : 1;
+    }
+    return 1;
+  });
+  if (status == testing::kCannotDropRoot) GTEST_SKIP() << "root could not become another user here";
+  EXPECT_EQ(status, 0) << "(the child's stderr above)";
 }
 
 }  // namespace
