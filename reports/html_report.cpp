@@ -187,10 +187,10 @@ std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& fro
   return s.str();
 }
 
-// One line per run; x is the optimizer step ("step") or the wall-clock time since the run
-// started ("time_s").
+// One line per run; x is the optimizer step ("step"), the items a program's trial reported
+// ("items", labelled `x_label`) or the wall-clock time since the run started ("time_s").
 std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json>>& series, const char* curve, const std::string& y_label,
-                         const char* x = "step") {
+                         const char* x = "step", const std::string& x_label = "optimizer step") {
   // A report's points of `curve`; none when it has no such curve (a program's report, say).
   auto points = [curve](const nlohmann::json& report) {
     const auto& curves = report.value("curves", nlohmann::json::object());
@@ -198,7 +198,7 @@ std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json
     return list.is_array() ? list : nlohmann::json::array();
   };
   Plot p;
-  p.x_label = std::string(x) == "time_s" ? "wall-clock time (s)" : "optimizer step";
+  p.x_label = std::string(x) == "time_s" ? "wall-clock time (s)" : x_label;
   p.y_label = y_label;
   double xmax = 0, ymin = 1e300, ymax = -1e300;
   for (const auto& [label, report] : series)
@@ -416,11 +416,15 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
     if (t.value("stage", "") == "verify")
       if (auto it = trial_reports.find(t.value("id", int64_t{0})); it != trial_reports.end())
         verify_series.emplace_back((t.value("key", "").rfind("verify:best", 0) == 0 ? "tuned, trial " : "default, trial ") + t["id"].dump(), it->second);
+  // A program's trials (--command) count the items they report, not optimizer steps.
+  const bool programs = std::any_of(trial_reports.begin(), trial_reports.end(), [](const auto& r) { return r.second.value("kind", "") == "program_report"; });
+  const char* progress = programs ? "items" : "step";
+  const std::string progress_label = programs ? tune.value("throughput_unit", "items") + " seen" : "optimizer step";
   h << "<h2>Loss curves of the " << (figure.to_target ? "trials soonest to the target" : "fastest configurations") << "</h2>"
-    << curves_chart(series, "loss", "training loss");
+    << curves_chart(series, "loss", "training loss", progress, progress_label);
   if (!verify_series.empty()) {
-    h << "<h2>Verification runs: loss and metric</h2>" << curves_chart(verify_series, "loss", "training loss")
-      << curves_chart(verify_series, "metric", "evaluation metric")
+    h << "<h2>Verification runs: loss and metric</h2>" << curves_chart(verify_series, "loss", "training loss", progress, progress_label)
+      << curves_chart(verify_series, "metric", "evaluation metric", progress, progress_label)
       << "<h2>Verification runs against wall-clock time</h2><p class='meta'>Time to target is the point: the same runs, with "
          "the time since each run started on the x axis.</p>"
       << curves_chart(verify_series, "metric", "evaluation metric", "time_s") << curves_chart(verify_series, "loss", "training loss", "time_s");

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 #include "dyno/reports/user_error.h"
 #include "dyno/reports/utf8_text.h"
@@ -138,6 +139,7 @@ void parse_lines(ProgramReport& report, const std::string& text, const std::stri
       }
       const size_t index = report.evaluations.size();
       e.seen_s = previous && index < previous->evaluations.size() ? previous->evaluations[index].seen_s : seen_s;
+      e.windows_before = report.windows.size();
       report.evaluations.push_back(e);
     } else if (event == "done") {
       report.done = true;
@@ -195,6 +197,20 @@ ProgramReport parse_program_report(const std::string& text, const std::string& p
   ProgramReport report;
   parse_lines(report, text, path, seen_s, previous, ended);
   return report;
+}
+
+nlohmann::json program_report_curves(const ProgramReport& report) {
+  nlohmann::json loss = nlohmann::json::array(), metric = nlohmann::json::array();
+  std::vector<double> items_after{0}, seconds_after{0};  // [i]: the first i windows'
+  for (const ReportWindow& w : report.windows) {
+    items_after.push_back(items_after.back() + w.items);
+    seconds_after.push_back(seconds_after.back() + w.seconds);
+    if (w.loss && std::isfinite(*w.loss)) loss.push_back({{"items", items_after.back()}, {"time_s", seconds_after.back()}, {"value", *w.loss}});
+  }
+  for (const ReportEvaluation& e : report.evaluations)
+    if (std::isfinite(e.value))
+      metric.push_back({{"items", items_after[std::min(e.windows_before, report.windows.size())]}, {"time_s", e.elapsed_s.value_or(e.seen_s)}, {"value", e.value}});
+  return {{"kind", "program_report"}, {"curves", {{"loss", loss}, {"metric", metric}}}};
 }
 
 }  // namespace dyno

@@ -33,6 +33,7 @@ struct ReportEvaluation {
   double value = 0;
   std::optional<double> elapsed_s;
   double seen_s = 0;  // dyno's clock when it read the line (seconds since the trial started)
+  size_t windows_before = 0;  // the windows reported before it
 };
 
 struct ProgramReport {
@@ -60,5 +61,12 @@ ProgramReport read_program_report(const std::string& path, double seen_s = 0, co
 // The same for the report's text; `path` only names it in errors.
 ProgramReport parse_program_report(const std::string& text, const std::string& path, double seen_s = 0, const ProgramReport* previous = nullptr,
                                    bool ended = false);
+
+// The report's curves in a run report's shape, for the HTML report's charts: {"kind":
+// "program_report", "curves": {"loss": [...], "metric": [...]}}, each point {"items", "time_s",
+// "value"}. A window's point is at its end: the items of the windows up to it, and their seconds
+// (the program's training time: what it did between windows is not in them); an evaluation's at
+// the windows before it, at its "elapsed" (else when dyno read it). Non-finite losses are left out.
+nlohmann::json program_report_curves(const ProgramReport& report);
 
 }  // namespace dyno

@@ -20,6 +20,7 @@
 #include "dyno/reports/user_error.h"
 #include "dyno/suite/cli/commands.h"
 #include "dyno/suite/cli/option_checks.h"
+#include "dyno/trials/program_report.h"
 
 namespace dyno {
 namespace {
@@ -179,6 +180,11 @@ int run_report(const ReportArgs& a) {
       if (const std::string here = dir + "/" + path.substr(trials_at); std::filesystem::exists(here)) path = here;
     if (path.empty() || !std::filesystem::exists(path)) continue;
     try {
+      // A program's trial: its report's lines (--command), whose curves the charts read.
+      if (path.size() > 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0) {
+        trial_reports[t.value("id", int64_t{0})] = program_report_curves(read_program_report(path, 0, nullptr, true));
+        continue;
+      }
       nlohmann::json r = read_json(path);
       report_from_json(r, path);  // every field the charts read, with its type
       trial_reports[t.value("id", int64_t{0})] = r;

@@ -412,6 +412,11 @@ TEST(TuneCommand, AProgramIsTunedThroughItsReportAndResumesAfterAKill) {
   EXPECT_EQ(nlohmann::json::parse(read_file(dir + "/run/best-config.json"))["working_directory"], std::filesystem::current_path().string());
   // The point as the trials had it at DYNO_POINT, beside the script, from wherever it runs.
   EXPECT_EQ(nlohmann::json::parse(read_file(dir + "/run/best-point.json")), report["best"]["point"]);
+  // Its HTML report charts the losses the program reported, over the items it reported.
+  ASSERT_EQ(std::system((std::string(DYNO_BINARY) + " report " + dir + "/run --html > /dev/null 2>&1").c_str()), 0);
+  const std::string html = read_file(dir + "/run/report.html");
+  EXPECT_EQ(html.find("No loss curves recorded"), std::string::npos) << html;
+  EXPECT_NE(html.find(">" + report["throughput_unit"].get<std::string>() + " seen</text>"), std::string::npos) << html;
   const std::string point_lines = "point=\"$(CDPATH= cd -- \"$(dirname -- \"$0\")\" && pwd)/best-point.json\"\n"
                                   "if [ -f \"$point\" ]; then DYNO_POINT=\"$point\"; export DYNO_POINT; fi\n";
   EXPECT_NE(read_file(dir + "/run/best-config.sh").find(point_lines), std::string::npos);

@@ -55,6 +55,20 @@ TEST(ProgramReport, ReadsKnobsWindowsEvaluationsAndDone) {
   EXPECT_EQ(r.lines, 6u);
 }
 
+// What the HTML report charts: each window's loss at the items and seconds of the windows up to
+// it, each evaluation at the items before it and its elapsed time (else when dyno read it).
+TEST(ProgramReport, ItsCurvesRunOverTheItemsAndSecondsOfItsWindows) {
+  const auto r = parse_program_report(R"({"event": "window", "items": 100, "seconds": 0.5, "loss": 2.5})" "\n"
+                                      R"({"event": "window", "items": 100, "seconds": 0.5, "loss": NaN})" "\n"
+                                      R"({"event": "eval", "value": 0.7})" "\n"
+                                      R"({"event": "window", "items": 50, "seconds": 0.25, "loss": 1.5})" "\n"
+                                      R"({"event": "eval", "value": 0.8, "elapsed": 2.5})" "\n",
+                                      "report.jsonl", 1.75);
+  EXPECT_EQ(program_report_curves(r), nlohmann::json::parse(R"({"kind": "program_report", "curves": {
+      "loss": [{"items": 100.0, "time_s": 0.5, "value": 2.5}, {"items": 250.0, "time_s": 1.25, "value": 1.5}],
+      "metric": [{"items": 200.0, "time_s": 1.75, "value": 0.7}, {"items": 250.0, "time_s": 2.5, "value": 0.8}]}})"));
+}
+
 TEST(ProgramReport, ATornLastLineIsIgnored) {
   const auto r = read_program_report(report_file(R"({"event": "window", "items": 10, "seconds": 1})" "\n" R"({"event": "window", "ite)"));
   EXPECT_EQ(r.windows.size(), 1u);
