@@ -47,21 +47,45 @@ struct LaunchArgs {
 volatile sig_atomic_t g_forward_signal = 0;
 void remember_signal(int sig) { g_forward_signal = sig; }
 
-int free_port(const std::string& addr) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = 0;
-  if (::inet_pton(AF_INET, addr.c_str(), &a.sin_addr) != 1) a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw UserError("launch", "cannot find a free port on " + addr + ": " + std::strerror(errno) + "; give --master-port");
+// A port for rank 0's store on MASTER_ADDR (IPv4 or IPv6, as the address resolves), held for the
+// job: a socket bound to it with address reuse, never listening, stays open in the launcher (the
+// ranks' exec closes it), so no other process takes the port between this choice and rank 0's
+// bind, which sets address reuse too (dyno's store and torch's do) and binds beside it.
+class ReservedPort {
+ public:
+  explicit ReservedPort(const std::string& addr) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (const int rc = ::getaddrinfo(addr.c_str(), "0", &hints, &found); rc != 0)
+      throw UserError("launch", "--master-addr '" + addr + "' does not resolve: " + gai_strerror(rc) + "; give rank 0's address, e.g. 127.0.0.1");
+    std::string error = "no address";
+    for (addrinfo* a = found; a && fd_ < 0; a = a->ai_next) {
+      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      const int on = 1;
+      sockaddr_storage bound{};
+      socklen_t length = sizeof bound;
+      if (fd >= 0 && ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) == 0 && ::bind(fd, a->ai_addr, a->ai_addrlen) == 0 &&
+          ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0) {
+        fd_ = fd;
+        port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+      } else {
+        error = std::strerror(errno);
+        if (fd >= 0) ::close(fd);
+      }
+    }
+    ::freeaddrinfo(found);
+    if (fd_ < 0) throw UserError("launch", "cannot find a free port on " + addr + ": " + error + "; give --master-port");
   }
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+  ~ReservedPort() { ::close(fd_); }
+  ReservedPort(const ReservedPort&) = delete;
+  ReservedPort& operator=(const ReservedPort&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1, port_ = 0;
+};
 
 std::string resolve_program(const std::string& program) {
   if (program.find('/') != std::string::npos) return program;
@@ -75,11 +99,16 @@ int status_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 1
 int run_launch(const LaunchArgs& a) {
   if (a.master_addr.empty()) throw UserError("launch", "--master-addr: empty; give rank 0's address, e.g. 127.0.0.1");
   if (a.command.empty()) throw UserError("launch", "no program given; usage: dyno launch --nproc N -- dyno train ...");
-  addrinfo* found = nullptr;
-  if (const int rc = ::getaddrinfo(a.master_addr.c_str(), nullptr, nullptr, &found); rc != 0)
-    throw UserError("launch", "--master-addr '" + a.master_addr + "' does not resolve: " + gai_strerror(rc) + "; give rank 0's address, e.g. 127.0.0.1");
-  ::freeaddrinfo(found);
-  const int port = a.master_port > 0 ? a.master_port : free_port(a.master_addr);
+  std::optional<ReservedPort> reserved;
+  if (a.master_port > 0) {
+    addrinfo* found = nullptr;
+    if (const int rc = ::getaddrinfo(a.master_addr.c_str(), nullptr, nullptr, &found); rc != 0)
+      throw UserError("launch", "--master-addr '" + a.master_addr + "' does not resolve: " + gai_strerror(rc) + "; give rank 0's address, e.g. 127.0.0.1");
+    ::freeaddrinfo(found);
+  } else {
+    reserved.emplace(a.master_addr);
+  }
+  const int port = reserved ? reserved->port() : a.master_port;
   std::vector<std::string> args = a.command;
   args[0] = resolve_program(args[0]);
   if (find_executable(args[0]).empty())

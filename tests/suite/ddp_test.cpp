@@ -463,6 +463,37 @@ TEST(Ddp, ABranchTheRanksTakeDifferentlyIsAveragedInLine) {
   testing::remove_tree(dir);
 }
 
+// The port the launcher chose stays its own until rank 0's store binds it: no other process can
+// take it (rank 1 tries, before rank 0 is up), and torch's own store binds it.
+TEST(Ddp, TheLaunchHoldsThePortItChoseForRankZerosStore) {
+  const testing::TempDir dir("ddp_port");
+  const std::string script = dir.str() + "/ranks.py";
+  write_file_atomically(script, R"(import os, socket, sys, time
+rank = int(os.environ["RANK"])
+if rank == 1:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind((os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])))
+        print("rank 1 bound the port before rank 0", flush=True)
+        sys.exit(1)
+    except OSError as e:
+        print("rank 1 could not bind it:", e.strerror, flush=True)
+    s.close()
+else:
+    time.sleep(1)
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")
+t = torch.ones(1) * (rank + 1)
+dist.all_reduce(t)
+print(f"rank {rank} sum {t.item():g}", flush=True)
+dist.destroy_process_group()
+)");
+  const auto r = testing::run_dyno("launch --nproc 2 -- " + std::string(DYNO_PYTHON) + " " + script);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("rank 1 could not bind it: Address already in use"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rank 0 sum 3"), std::string::npos) << r.output;
+}
+
 TEST(Ddp, TorchrunLaunchesTwoRanks) {
   if (std::string(DYNO_TORCHRUN).empty()) GTEST_SKIP() << "torchrun not found next to the configured Python";
   auto dir = testing::fresh_dir("ddp_torchrun");
