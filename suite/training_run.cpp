@@ -340,13 +340,14 @@ void TrainingRun::train() {
         // (An evaluation at this step comes before the state saved at it, which then holds it.)
         if (config_.eval_every_steps > 0 && step_ % config_.eval_every_steps == 0) stop_reason_ = evaluation();
         if (config_.save_every_steps > 0 && step_ % config_.save_every_steps == 0) {
+          // Saving is not training throughput: the window pauses, and goes on on an idle device and
+          // on every rank once rank 0 has written the state (the others would wait for it in their
+          // next collective).
+          const auto paused = pause_window();
           save_state(epoch_, batch_in_epoch_);
-          // The next window starts on an idle device, and on every rank once rank 0 has written the
-          // state (the others would wait for it in their next collective): saving is not training throughput.
           if (distributed_) distributed_->any(false);
           backend_->synchronize();
-          window_start_ = Clock::now();
-          window_items_ = 0;
+          window_start_ += Clock::now() - paused;
         }
       }
       // Without eval_every_steps, each completed epoch ends with an evaluation.
@@ -504,6 +505,7 @@ void TrainingRun::step() {
   if (measuring) {
     ++measured_steps_;
     window_items_ += step_items;
+    ++window_steps_;
   } else {
     // The first window starts on an idle device, not behind queued warm-up work.
     if (step_ - first_step_ == measure_from_) backend_->synchronize();
@@ -535,7 +537,7 @@ void TrainingRun::stop_profile() {
   if (distributed_) distributed_->any(false);
   // The first measurement window starts now, not before the trace was written.
   window_start_ = Clock::now();
-  window_items_ = 0;
+  window_items_ = window_steps_ = 0;
 }
 
 // Data parallel: the step the time limit falls in, at the pace since the last plan, as rank 0 sees
@@ -558,10 +560,14 @@ std::string TrainingRun::log_point() {
   phases_->collect();
   if (std::string verdict = loss_point(); !verdict.empty()) return verdict;
   if (distributed_ && distributed_->any(config_.time_limit_s > 0 && elapsed_s() >= config_.time_limit_s)) return "time_limit";
-  if (step_ - first_step_ > measure_from_ && window_items_ > 0) {
+  // A window of under half a log interval (the first, after a warm-up that ends between log points,
+  // as a resumed run's can) goes on to the next log point when one is planned: the figures count
+  // every window alike.
+  const bool short_window = window_steps_ * 2 < config_.log_every_steps && step_ + config_.log_every_steps <= planned_steps_;
+  if (step_ - first_step_ > measure_from_ && window_items_ > 0 && !short_window) {
     report_.throughput_windows.push_back(static_cast<double>(window_items_) / seconds_since(window_start_));
     window_start_ = Clock::now();
-    window_items_ = 0;
+    window_items_ = window_steps_ = 0;
     std::string verdict = stopping_.after_window(report_.throughput_windows);
     if (distributed_) {  // each rank judges its own windows; any rank's verdict stops every rank
       const bool stable = distributed_->any(verdict == "stable");
@@ -606,8 +612,13 @@ std::string TrainingRun::loss_point() {
   return "";
 }
 
+Clock::time_point TrainingRun::pause_window() {
+  backend_->synchronize();  // the steps queued before the pause are in the window they ran in
+  return Clock::now();
+}
+
 std::string TrainingRun::evaluation() {
-  const auto eval_start = Clock::now();
+  const auto eval_start = pause_window();
   const EvalResult result = evaluate(model_, workload_, data_.eval, config_, device_, distributed_.get());
   eval_time_s_ += seconds_since(eval_start);
   const double metric = workload_.metric_name == "accuracy" ? result.accuracy : result.loss;
@@ -622,8 +633,7 @@ std::string TrainingRun::evaluation() {
     verdict = any[1] > 0 ? "target_reached" : any[2] > 0 ? "plateau" : "";
   }
   if (reached && !report_.summary.time_to_target_s) report_.summary.time_to_target_s = at;
-  window_start_ = Clock::now();  // evaluation is not training throughput
-  window_items_ = 0;
+  window_start_ += Clock::now() - eval_start;  // evaluation is not training throughput: the window goes on after it
   return verdict;
 }
 

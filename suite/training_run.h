@@ -63,6 +63,9 @@ class TrainingRun {
   std::string loss_point();  // the job's mean loss since the last one, on the curves; "diverged" when it is not finite
   void plan_time_limit();
   std::string evaluation();
+  // Where a pause of the throughput window (an evaluation, a save) starts, once the device is idle:
+  // the window's start then moves on by the pause.
+  Clock::time_point pause_window();
   void save_state(int64_t epoch, int64_t batch_in_epoch);
   void save_end_state();  // the state at the run's end (once: before an off-schedule final evaluation, or after the run)
   // The settings that place a saved position in the data, and the target its evaluations were
@@ -104,8 +107,9 @@ class TrainingRun {
   double planned_at_s_ = 0;
 
   // What it has measured.
+  // The open throughput window: since when (moved on by what pauses it), its items and steps.
   Clock::time_point start_, window_start_;
-  int64_t window_items_ = 0;
+  int64_t window_items_ = 0, window_steps_ = 0;
   int64_t measured_steps_ = 0;
   torch::Tensor loss_sum_;  // on the device: read at log points only
   int64_t loss_count_ = 0;

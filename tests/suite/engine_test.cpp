@@ -208,6 +208,28 @@ TEST(Engine, ADefaultRunServesLargeHostBlocksFromTheHeap) {
 }
 #endif
 
+// A window is a log interval of training: an evaluation or a save between log points pauses the
+// window around it, and the short first window of a run resumed between log points goes on to the
+// next log point.
+TEST(Engine, ThroughputWindowsAreWholeLogIntervals) {
+  const testing::TempDir dir("windows");
+  RunConfig c = tiny("fashion-mlp");  // 8 steps an epoch, each ending with an evaluation
+  c.epochs = 10;
+  c.log_every_steps = 10;
+  c.max_steps = 40;
+  c.save_every_steps = 25;
+  c.save_state = dir.str() + "/s.pt";
+  const RunReport whole = Engine().run(c);
+  EXPECT_EQ(whole.throughput_windows.size(), 4u);  // steps 2-10, 11-20, 21-30, 31-40
+  c.max_steps = 25;
+  ASSERT_EQ(Engine().run(c).outcome, Outcome::Ok);
+  c.resume_state = c.save_state;
+  c.max_steps = 40;
+  const RunReport resumed = Engine().run(c);
+  ASSERT_EQ(resumed.summary.steps, 40);
+  EXPECT_EQ(resumed.throughput_windows.size(), 1u);  // steps 27-40 (26 is its warm-up), not 27-30 and 31-40
+}
+
 TEST(Engine, AnOutpacedMeasurementStopsAfterSixWindows) {
   RunConfig c = tiny("fashion-mlp");
   c.epochs = 0;
