@@ -188,7 +188,7 @@ std::string pareto_chart(const nlohmann::json& trials, const nlohmann::json& fro
 }
 
 // One line per run; x is the optimizer step ("step"), the items a program's trial reported
-// ("items", labelled `x_label`) or the wall-clock time since the run started ("time_s").
+// ("items") or the seconds since the run started ("time_s"), labelled `x_label`.
 std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json>>& series, const char* curve, const std::string& y_label,
                          const char* x = "step", const std::string& x_label = "optimizer step") {
   // A report's points of `curve`; none when it has no such curve (a program's report, say).
@@ -198,7 +198,7 @@ std::string curves_chart(const std::vector<std::pair<std::string, nlohmann::json
     return list.is_array() ? list : nlohmann::json::array();
   };
   Plot p;
-  p.x_label = std::string(x) == "time_s" ? "wall-clock time (s)" : x_label;
+  p.x_label = x_label;
   p.y_label = y_label;
   double xmax = 0, ymin = 1e300, ymax = -1e300;
   for (const auto& [label, report] : series)
@@ -416,10 +416,14 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
     if (t.value("stage", "") == "verify")
       if (auto it = trial_reports.find(t.value("id", int64_t{0})); it != trial_reports.end())
         verify_series.emplace_back((t.value("key", "").rfind("verify:best", 0) == 0 ? "tuned, trial " : "default, trial ") + t["id"].dump(), it->second);
-  // A program's trials (--command) count the items they report, not optimizer steps.
-  const bool programs = std::any_of(trial_reports.begin(), trial_reports.end(), [](const auto& r) { return r.second.value("kind", "") == "program_report"; });
+  // A program's trials (--command) count the items they report, not optimizer steps, and time
+  // their losses by their windows' seconds, their evaluations since the program started.
+  const bool programs =
+      std::any_of(trial_reports.begin(), trial_reports.end(), [](const auto& r) { return r.second.value("kind", "") == kProgramCurvesKind; });
   const char* progress = programs ? "items" : "step";
   const std::string progress_label = programs ? tune.value("throughput_unit", "items") + " seen" : "optimizer step";
+  const std::string loss_time_label = programs ? "seconds of training (the windows' own)" : "wall-clock time (s)",
+                    metric_time_label = programs ? "seconds since the program started" : "wall-clock time (s)";
   h << "<h2>Loss curves of the " << (figure.to_target ? "trials soonest to the target" : "fastest configurations") << "</h2>"
     << curves_chart(series, "loss", "training loss", progress, progress_label);
   if (!verify_series.empty()) {
@@ -427,7 +431,8 @@ std::string render_html_report(const nlohmann::json& tune, const std::map<int64_
       << curves_chart(verify_series, "metric", "evaluation metric", progress, progress_label)
       << "<h2>Verification runs against wall-clock time</h2><p class='meta'>Time to target is the point: the same runs, with "
          "the time since each run started on the x axis.</p>"
-      << curves_chart(verify_series, "metric", "evaluation metric", "time_s") << curves_chart(verify_series, "loss", "training loss", "time_s");
+      << curves_chart(verify_series, "metric", "evaluation metric", "time_s", metric_time_label)
+      << curves_chart(verify_series, "loss", "training loss", "time_s", loss_time_label);
   }
   if (profiles.is_object()) {
     const int64_t profiled_best = profiles.value("best", nlohmann::json::object()).value("trial", int64_t{-1});

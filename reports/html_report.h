@@ -13,8 +13,12 @@
 
 namespace dyno {
 
-// tune_report: DIR/report.json; trial_reports: id -> that trial's run report (may be empty);
-// techniques: a Google Benchmark JSON of dyno_bench_techniques, or null.
+// The "kind" of a program trial's curves (trials/program_report.h, program_report_curves), which
+// run over the items its windows reported instead of optimizer steps.
+inline constexpr char kProgramCurvesKind[] = "program_report";
+
+// tune_report: DIR/report.json; trial_reports: id -> that trial's run report, or a program trial's
+// curves (may be empty); techniques: a Google Benchmark JSON of dyno_bench_techniques, or null.
 std::string render_html_report(const nlohmann::json& tune_report, const std::map<int64_t, nlohmann::json>& trial_reports,
                                const nlohmann::json& techniques);
 

@@ -6,24 +6,40 @@
 #include <unistd.h>
 
 #include <functional>
+#include <string>
 
 namespace dyno::testing {
 
-inline constexpr int kCannotDropRoot = 125;
+// Exit statuses of exit_status_bound_by_permissions's child other than its body's.
+inline constexpr int kCannotDropRoot = 125;   // root could not become another user (a user namespace)
+inline constexpr int kFolderUnreachable = 124;  // that user cannot search `folder` (a 0700 TMPDIR, umask 077)
+inline constexpr int kBodyThrew = 123;
 
 // Runs `body` in a forked child and returns its exit status (body's return value; 128 + the
 // signal that killed it). As root, whom no file mode stops, the child first becomes the user and
-// group 65534 (nobody), so that a file of mode 000 is unreadable there too; kCannotDropRoot when it
-// cannot.
-inline int exit_status_bound_by_permissions(const std::function<int()>& body) {
+// group 65534 (nobody), so that a file of mode 000 in `folder` is unreadable there too by its mode
+// alone: the folder must be searchable by that user.
+inline int exit_status_bound_by_permissions(const std::string& folder, const std::function<int()>& body) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(kCannotDropRoot);
-    ::_exit(body());
+    if (::access(folder.c_str(), X_OK) != 0) ::_exit(kFolderUnreachable);
+    try {
+      ::_exit(body());
+    } catch (...) {
+      ::_exit(kBodyThrew);
+    }
   }
   int status = 0;
   if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Why a test that ran `exit_status_bound_by_permissions` cannot judge, or "" when it can.
+inline std::string cannot_judge(int status) {
+  if (status == kCannotDropRoot) return "root could not become another user here";
+  if (status == kFolderUnreachable) return "the test's folder is not searchable by the user 65534 (TMPDIR or umask)";
+  return "";
 }
 
 }  // namespace dyno::testing

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "dyno/reports/html_report.h"
 #include "dyno/reports/user_error.h"
 #include "dyno/reports/utf8_text.h"
 
@@ -208,9 +209,11 @@ nlohmann::json program_report_curves(const ProgramReport& report) {
     if (w.loss && std::isfinite(*w.loss)) loss.push_back({{"items", items_after.back()}, {"time_s", seconds_after.back()}, {"value", *w.loss}});
   }
   for (const ReportEvaluation& e : report.evaluations)
-    if (std::isfinite(e.value))
-      metric.push_back({{"items", items_after[std::min(e.windows_before, report.windows.size())]}, {"time_s", e.elapsed_s.value_or(e.seen_s)}, {"value", e.value}});
-  return {{"kind", "program_report"}, {"curves", {{"loss", loss}, {"metric", metric}}}};
+    if (std::isfinite(e.value)) {
+      const size_t before = std::min(e.windows_before, report.windows.size());
+      metric.push_back({{"items", items_after[before]}, {"time_s", e.elapsed_s.value_or(seconds_after[before])}, {"value", e.value}});
+    }
+  return {{"kind", kProgramCurvesKind}, {"curves", {{"loss", loss}, {"metric", metric}}}};
 }
 
 }  // namespace dyno

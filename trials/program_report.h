@@ -63,10 +63,11 @@ ProgramReport parse_program_report(const std::string& text, const std::string& p
                                    bool ended = false);
 
 // The report's curves in a run report's shape, for the HTML report's charts: {"kind":
-// "program_report", "curves": {"loss": [...], "metric": [...]}}, each point {"items", "time_s",
+// kProgramCurvesKind, "curves": {"loss": [...], "metric": [...]}}, each point {"items", "time_s",
 // "value"}. A window's point is at its end: the items of the windows up to it, and their seconds
 // (the program's training time: what it did between windows is not in them); an evaluation's at
-// the windows before it, at its "elapsed" (else when dyno read it). Non-finite losses are left out.
+// the items of the windows before it, and at its "elapsed" (the time since the program started),
+// else at those windows' seconds. Non-finite values are left out.
 nlohmann::json program_report_curves(const ProgramReport& report);
 
 }  // namespace dyno

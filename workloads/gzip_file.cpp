@@ -76,7 +76,10 @@ std::optional<std::vector<uint8_t>> read_entry(const CacheEntry& entry) {
 
 std::vector<uint8_t> decode(const std::string& path) {
   gzFile file = gzopen(path.c_str(), "rb");
-  if (!file) throw UserError("data", "cannot open '" + path + "': " + std::strerror(errno));
+  if (!file) {
+    const int err = errno;
+    throw UserError("data", "cannot open '" + path + "': " + std::strerror(err));
+  }
   std::vector<uint8_t> out;
   std::vector<uint8_t> chunk(1 << 20);
   for (;;) {

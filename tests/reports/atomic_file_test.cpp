@@ -168,7 +168,7 @@ TEST(AtomicFile, AnUnreadableFileIsAClearError) {
   const std::string path = dir.str() + "/config.json";
   write_file_atomically(path, "{}");
   std::filesystem::permissions(path, std::filesystem::perms::none);
-  const int status = testing::exit_status_bound_by_permissions([&] {
+  const int status = testing::exit_status_bound_by_permissions(dir.str(), [&] {
     try {
       read_file(path);
       std::fprintf(stderr, "no error\n");
@@ -178,7 +178,7 @@ TEST(AtomicFile, AnUnreadableFileIsAClearError) {
     }
     return 1;
   });
-  if (status == testing::kCannotDropRoot) GTEST_SKIP() << "root could not become another user here";
+  if (const std::string why = testing::cannot_judge(status); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EQ(status, 0) << "(the child's stderr above)";
 }
 

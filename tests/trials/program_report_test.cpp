@@ -56,7 +56,7 @@ TEST(ProgramReport, ReadsKnobsWindowsEvaluationsAndDone) {
 }
 
 // What the HTML report charts: each window's loss at the items and seconds of the windows up to
-// it, each evaluation at the items before it and its elapsed time (else when dyno read it).
+// it, each evaluation at the items before it and at its elapsed time, else those windows' seconds.
 TEST(ProgramReport, ItsCurvesRunOverTheItemsAndSecondsOfItsWindows) {
   const auto r = parse_program_report(R"({"event": "window", "items": 100, "seconds": 0.5, "loss": 2.5})" "\n"
                                       R"({"event": "window", "items": 100, "seconds": 0.5, "loss": NaN})" "\n"
@@ -66,7 +66,7 @@ TEST(ProgramReport, ItsCurvesRunOverTheItemsAndSecondsOfItsWindows) {
                                       "report.jsonl", 1.75);
   EXPECT_EQ(program_report_curves(r), nlohmann::json::parse(R"({"kind": "program_report", "curves": {
       "loss": [{"items": 100.0, "time_s": 0.5, "value": 2.5}, {"items": 250.0, "time_s": 1.25, "value": 1.5}],
-      "metric": [{"items": 200.0, "time_s": 1.75, "value": 0.7}, {"items": 250.0, "time_s": 2.5, "value": 0.8}]}})"));
+      "metric": [{"items": 200.0, "time_s": 1.0, "value": 0.7}, {"items": 250.0, "time_s": 2.5, "value": 0.8}]}})"));
 }
 
 TEST(ProgramReport, ATornLastLineIsIgnored) {

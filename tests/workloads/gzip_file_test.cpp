@@ -165,7 +165,7 @@ TEST_F(GzipFile, AnUnreadableFileSaysWhy) {
   const fs::path path = root_ / "labels.gz";
   write_gzip(path, "abc");
   fs::permissions(path, fs::perms::none);
-  const int status = testing::exit_status_bound_by_permissions([&] {
+  const int status = testing::exit_status_bound_by_permissions(root_.string(), [&] {
     try {
       read_gzip_file(path, "dataset-example");
       std::fprintf(stderr, "no error\n");
@@ -175,7 +175,7 @@ TEST_F(GzipFile, AnUnreadableFileSaysWhy) {
     }
     return 1;
   });
-  if (status == testing::kCannotDropRoot) GTEST_SKIP() << "root could not become another user here";
+  if (const std::string why = testing::cannot_judge(status); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EQ(status, 0) << "(the child's stderr above)";
 }
 
