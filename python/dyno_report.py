@@ -191,7 +191,12 @@ class Reporter:
 
     def elapsed(self):
         """Seconds since the Reporter was made: the training's clock (the interpreter's start-up and
-        imports are the same for every configuration and not counted)."""
+        imports are the same for every configuration and not counted). A program started again within
+        its trial (torchrun's TORCHELASTIC_RESTART_COUNT above 0) counts from the trial's start
+        (DYNO_TRIAL_START), the attempts before it included: the clock never goes back."""
+        trial_start = os.environ.get("DYNO_TRIAL_START")
+        if trial_start and int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") or 0) > 0:
+            return max(0.0, time.time() - float(trial_start))
         return time.perf_counter() - self._start
 
     def knobs(self, applied):

@@ -148,6 +148,23 @@ try:
 finally:
     dyno_report.time.perf_counter = real_clock
 
+# A program started again within its trial (torchrun's restarts) times its evaluations from the
+# trial's start, so that they never go back before the first attempt's.
+saved = dict(os.environ)
+try:
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "report.jsonl")
+        os.environ["DYNO_TRIAL_START"] = "%.6f" % (dyno_report.time.time() - 100)
+        os.environ["TORCHELASTIC_RESTART_COUNT"] = "0"
+        dyno_report.Reporter(window_seconds=0.0, path=path).eval("accuracy", 0.5)
+        os.environ["TORCHELASTIC_RESTART_COUNT"] = "1"
+        dyno_report.Reporter(window_seconds=0.0, path=path).eval("accuracy", 0.6)
+        first, again = [json.loads(line)["elapsed"] for line in open(path)]
+    assert first < 5 and 100 <= again < 105, (first, again)
+finally:
+    os.environ.clear()
+    os.environ.update(saved)
+
 # What a program does with its knobs and counts, as numbers of NumPy and torch, and dict(knobs) or
 # f(**knobs), still writes a report dyno reads; a knob is acknowledged as soon as it is read.
 import torch  # noqa: E402 (the Python dyno's tests run has torch)
