@@ -117,11 +117,20 @@ BottleneckVerdict decide_bottleneck(const std::map<std::string, PhaseTime>& phas
     gemm_share = p.ops_s > 0 ? p.gemm_s / p.ops_s : 0.0;
   }
   evidence["gemm_share"] = gemm_share;
-  if (gemm_share >= kComputeBoundGemmShare)
+  if (gemm_share >= kComputeBoundGemmShare) {
+    // Near the peak only fewer or cheaper FLOPs help; far below it the GEMMs are too small to fill
+    // the device (a larger batch gives them more rows).
+    std::string help;
+    if (peak_measured && peak_fraction >= kNearPeakShare)
+      help = "; they run near the peak, so fewer FLOPs" + std::string(run.amp ? " or a narrower precision (amp)" : "") + " would help";
+    else if (peak_measured)
+      help = "; far below the peak, they are too small to fill the " + std::string(cuda ? "GPU" : "cores") + ": a larger batch" +
+             (run.channels_last ? " or channels_last=true" : "") + " would help";
     return verdict("compute", "compute-bound" + peak_headline,
                    "matrix multiplies and convolutions take " + percent(gemm_share) + " of the " + (cuda ? "kernel" : "op") + " time; " +
-                       achieved_text,
+                       achieved_text + help,
                    evidence);
+  }
   std::string cuts = "fused kernels";  // what would cut the traffic: the knobs still to try, and the model's own ops
   if (run.channels_last) cuts += std::string(run.amp ? ", " : " or ") + "channels_last=true";
   if (run.amp) cuts += " or a narrower precision (amp)";

@@ -11,7 +11,10 @@
 //                        on the same machine), reach kHostOverheadBoundShare of a profiled step;
 //                        CUDA: the device is idle that share of a profiled step or more
 //   compute-bound        matrix multiplies and convolutions take kComputeBoundGemmShare of the op
-//                        (CPU) or kernel (CUDA) time
+//                        (CPU) or kernel (CUDA) time, however near the peak they run: the step
+//                        waits for them; what would help follows from their share of the peak
+//                        (at kNearPeakShare or more, fewer FLOPs or a narrower precision; below,
+//                        larger GEMMs)
 //   memory-bound         otherwise: elementwise, copy and reduction ops dominate
 //   undetermined         not input- or communication-bound, and no profile to tell the rest (or
 //                        no step measured or profiled at all)
@@ -36,6 +39,7 @@ inline constexpr double kInputBoundShare = 0.30;
 inline constexpr double kCommunicationBoundShare = 0.30;
 inline constexpr double kHostOverheadBoundShare = 0.50;
 inline constexpr double kComputeBoundGemmShare = 0.50;
+inline constexpr double kNearPeakShare = 0.50;  // of the GEMM peak measured on this machine, in the run's precision
 
 struct BottleneckVerdict {
   std::string kind;      // input, communication, host_overhead, compute, memory, undetermined

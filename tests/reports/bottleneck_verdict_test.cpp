@@ -82,6 +82,22 @@ TEST(BottleneckVerdict, MatrixMultipliesDominatingTheOpsIsComputeBoundWithThePea
   EXPECT_NE(v.sentence.find("20.0 GFLOP/s"), std::string::npos) << v.sentence;
 }
 
+// What would help a compute-bound step follows from how near the peak its GEMMs run.
+TEST(BottleneckVerdict, ComputeBoundAdviceFollowsThePeakFraction) {
+  ProfileSummary p = profile(0.045, 0.030);  // 20% of the peak
+  EXPECT_NE(decide_bottleneck(phases(1, 0, 9), p, {"cpu"}).sentence.find("; far below the peak, they are too small to fill the cores: a larger batch or "
+                                                                         "channels_last=true would help"),
+            std::string::npos);
+  p.gemm_flops = 3e9;  // 60 GFLOP/s: 60%
+  EXPECT_NE(decide_bottleneck(phases(1, 0, 9), p, {"cpu"}).sentence.find("; they run near the peak, so fewer FLOPs or a narrower precision (amp) would help"),
+            std::string::npos);
+  const VerdictScope bf16_already{"cpu", true, false, true};
+  const std::string sentence = decide_bottleneck(phases(1, 0, 9), p, bf16_already).sentence;
+  EXPECT_NE(sentence.find("so fewer FLOPs would help"), std::string::npos) << sentence;
+  p.peak_flops_per_s = 0;  // no peak: no advice from it
+  EXPECT_EQ(decide_bottleneck(phases(1, 0, 9), p, {"cpu"}).sentence.find("would help"), std::string::npos);
+}
+
 TEST(BottleneckVerdict, APeakThatCouldNotBeMeasuredIsSaidAndNotDividedBy) {
   ProfileSummary p = profile(0.045, 0.030);
   p.peak_flops_per_s = 0;
