@@ -1,5 +1,6 @@
 #include "dyno/suite/nvtx_range.h"
 
+#if DYNO_WITH_NVTX
 #include <nvtx3/nvToolsExt.h>
 
 #include <mutex>
@@ -42,3 +43,14 @@ NvtxRange::NvtxRange(const char* name) {
 NvtxRange::~NvtxRange() { nvtxDomainRangePop(domain()); }
 
 }  // namespace dyno
+
+#else  // built without NVTX3 (CMakeLists.txt): no ranges
+
+namespace dyno {
+
+NvtxRange::NvtxRange(const char*) {}
+NvtxRange::~NvtxRange() = default;
+
+}  // namespace dyno
+
+#endif
