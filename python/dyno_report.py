@@ -149,6 +149,14 @@ class Reporter:
         self._distributed = False
         self.window_seconds = float(window_seconds)
         self._start = time.perf_counter()
+        # A program started again within its trial (torchrun's TORCHELASTIC_RESTART_COUNT above 0)
+        # counts from the trial's start (DYNO_TRIAL_START), read once: the clock never goes back.
+        self._before = 0.0
+        try:
+            if int(os.environ.get("TORCHELASTIC_RESTART_COUNT") or 0) > 0 and os.environ.get("DYNO_TRIAL_START"):
+                self._before = max(0.0, time.time() - float(os.environ["DYNO_TRIAL_START"]))
+        except ValueError:
+            pass  # not numbers: this attempt's own clock
         self._file = open(self.path, "a") if self.path else None
         self._steps = 0
         self._items = 0
@@ -192,12 +200,8 @@ class Reporter:
     def elapsed(self):
         """Seconds since the Reporter was made: the training's clock (the interpreter's start-up and
         imports are the same for every configuration and not counted). A program started again within
-        its trial (torchrun's TORCHELASTIC_RESTART_COUNT above 0) counts from the trial's start
-        (DYNO_TRIAL_START), the attempts before it included: the clock never goes back."""
-        trial_start = os.environ.get("DYNO_TRIAL_START")
-        if trial_start and int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") or 0) > 0:
-            return max(0.0, time.time() - float(trial_start))
-        return time.perf_counter() - self._start
+        its trial counts from the trial's start, the attempts before it included."""
+        return self._before + time.perf_counter() - self._start
 
     def knobs(self, applied):
         """Says which knobs the program applied, with their values: an unacknowledged knob makes the trial invalid.

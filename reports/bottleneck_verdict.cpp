@@ -119,13 +119,19 @@ BottleneckVerdict decide_bottleneck(const std::map<std::string, PhaseTime>& phas
   evidence["gemm_share"] = gemm_share;
   if (gemm_share >= kComputeBoundGemmShare) {
     // Near the peak only fewer or cheaper FLOPs help; far below it the GEMMs are too small to fill
-    // the device (a larger batch gives them more rows).
+    // the device (a larger batch gives them more rows). Judged on their own rate: their FLOPs over
+    // their own time, not the step's.
+    const double gemm_time_s = cuda ? p.gemm_device_s : p.gemm_s;
+    const bool own_rate = peak_measured && gemm_time_s > 0 && p.gemm_flops > 0;
+    const double own_fraction = own_rate ? p.gemm_flops / gemm_time_s / p.peak_flops_per_s : 0.0;
+    evidence["gemm_peak_fraction"] = own_rate ? nlohmann::json(own_fraction) : nlohmann::json(nullptr);
     std::string help;
-    if (peak_measured && peak_fraction >= kNearPeakShare)
-      help = "; they run near the peak, so fewer FLOPs" + std::string(run.amp ? " or a narrower precision (amp)" : "") + " would help";
-    else if (peak_measured)
-      help = "; far below the peak, they are too small to fill the " + std::string(cuda ? "GPU" : "cores") + ": a larger batch" +
-             (run.channels_last ? " or channels_last=true" : "") + " would help";
+    if (own_rate && own_fraction >= kNearPeakShare)
+      help = "; over their own time they run at " + percent(own_fraction) + " of the peak, so fewer FLOPs" +
+             (run.amp ? " or a narrower precision (amp)" : "") + " would help";
+    else if (own_rate)
+      help = "; over their own time they run at only " + percent(own_fraction) + " of the peak, too small to fill the " + (cuda ? "GPU" : "cores") +
+             ": a larger batch" + (run.channels_last ? " or channels_last=true" : "") + " would help";
     return verdict("compute", "compute-bound" + peak_headline,
                    "matrix multiplies and convolutions take " + percent(gemm_share) + " of the " + (cuda ? "kernel" : "op") + " time; " +
                        achieved_text + help,

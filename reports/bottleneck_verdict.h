@@ -12,9 +12,9 @@
 //                        CUDA: the device is idle that share of a profiled step or more
 //   compute-bound        matrix multiplies and convolutions take kComputeBoundGemmShare of the op
 //                        (CPU) or kernel (CUDA) time, however near the peak they run: the step
-//                        waits for them; what would help follows from their share of the peak
-//                        (at kNearPeakShare or more, fewer FLOPs or a narrower precision; below,
-//                        larger GEMMs)
+//                        waits for them; what would help follows from their own rate (their FLOPs
+//                        over their own time) against the peak (at kNearPeakShare or more, fewer
+//                        FLOPs or a narrower precision; below, larger GEMMs)
 //   memory-bound         otherwise: elementwise, copy and reduction ops dominate
 //   undetermined         not input- or communication-bound, and no profile to tell the rest (or
 //                        no step measured or profiled at all)

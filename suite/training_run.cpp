@@ -394,6 +394,8 @@ void TrainingRun::train() {
   }
   if (options_.progress) std::fprintf(stderr, "\n");
   backend_->synchronize();
+  if (window_deferred_ && window_steps_ > 0 && report_.outcome == Outcome::Ok)  // a stop before the log point it waited for
+    report_.throughput_windows.push_back(static_cast<double>(window_items_) / seconds_since(window_start_));
   phases_->collect();
   if (profiler_ && profiler_->running() && report_.outcome == Outcome::Ok) stop_profile();  // the run ended inside the profiled steps
   if (profiler_ && !profile_ && report_.outcome == Outcome::Ok)
@@ -560,11 +562,13 @@ std::string TrainingRun::log_point() {
   phases_->collect();
   if (std::string verdict = loss_point(); !verdict.empty()) return verdict;
   if (distributed_ && distributed_->any(config_.time_limit_s > 0 && elapsed_s() >= config_.time_limit_s)) return "time_limit";
-  // A window of under half a log interval (the first, after a warm-up that ends between log points,
-  // as a resumed run's can) goes on to the next log point when one is planned: the figures count
-  // every window alike.
-  const bool short_window = window_steps_ * 2 < config_.log_every_steps && step_ + config_.log_every_steps <= planned_steps_;
-  if (step_ - first_step_ > measure_from_ && window_items_ > 0 && !short_window) {
+  // A resumed run's first window, of under half a log interval when its warm-up ends between log
+  // points, goes on to the next log point when one is planned (and is closed when the run ends
+  // first): the figures count every window alike.
+  const bool measured = step_ - first_step_ > measure_from_ && window_items_ > 0;
+  window_deferred_ = measured && first_step_ > 0 && report_.throughput_windows.empty() && window_steps_ * 2 < config_.log_every_steps &&
+                     step_ + config_.log_every_steps <= planned_steps_;
+  if (measured && !window_deferred_) {
     report_.throughput_windows.push_back(static_cast<double>(window_items_) / seconds_since(window_start_));
     window_start_ = Clock::now();
     window_items_ = window_steps_ = 0;

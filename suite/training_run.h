@@ -110,6 +110,7 @@ class TrainingRun {
   // The open throughput window: since when (moved on by what pauses it), its items and steps.
   Clock::time_point start_, window_start_;
   int64_t window_items_ = 0, window_steps_ = 0;
+  bool window_deferred_ = false;  // a short first window went on past its log point
   int64_t measured_steps_ = 0;
   torch::Tensor loss_sum_;  // on the device: read at log points only
   int64_t loss_count_ = 0;

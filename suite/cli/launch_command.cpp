@@ -61,6 +61,7 @@ class ReservedPort {
     if (const int rc = ::getaddrinfo(addr.c_str(), "0", &hints, &found); rc != 0)
       throw UserError("launch", "--master-addr '" + addr + "' does not resolve: " + gai_strerror(rc) + "; give rank 0's address, e.g. 127.0.0.1");
     std::string error = "no address";
+    bool not_here = false;  // an address of another machine: no port of it is this launcher's to give
     for (addrinfo* a = found; a && fd_ < 0; a = a->ai_next) {
       const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
       const int on = 1;
@@ -71,12 +72,15 @@ class ReservedPort {
         fd_ = fd;
         port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
       } else {
+        not_here = not_here || errno == EADDRNOTAVAIL;
         error = std::strerror(errno);
         if (fd >= 0) ::close(fd);
       }
     }
     ::freeaddrinfo(found);
-    if (fd_ < 0) throw UserError("launch", "cannot find a free port on " + addr + ": " + error + "; give --master-port");
+    if (fd_ < 0)
+      throw UserError("launch", "cannot find a free port on " + addr + ": " + error +
+                                    (not_here ? "; --master-addr must be an address of this machine, where rank 0 runs" : "; give --master-port"));
   }
   ~ReservedPort() { ::close(fd_); }
   ReservedPort(const ReservedPort&) = delete;

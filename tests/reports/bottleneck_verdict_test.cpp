@@ -82,15 +82,19 @@ TEST(BottleneckVerdict, MatrixMultipliesDominatingTheOpsIsComputeBoundWithThePea
   EXPECT_NE(v.sentence.find("20.0 GFLOP/s"), std::string::npos) << v.sentence;
 }
 
-// What would help a compute-bound step follows from how near the peak its GEMMs run.
-TEST(BottleneckVerdict, ComputeBoundAdviceFollowsThePeakFraction) {
-  ProfileSummary p = profile(0.045, 0.030);  // 20% of the peak
-  EXPECT_NE(decide_bottleneck(phases(1, 0, 9), p, {"cpu"}).sentence.find("; far below the peak, they are too small to fill the cores: a larger batch or "
-                                                                         "channels_last=true would help"),
-            std::string::npos);
-  p.gemm_flops = 3e9;  // 60 GFLOP/s: 60%
-  EXPECT_NE(decide_bottleneck(phases(1, 0, 9), p, {"cpu"}).sentence.find("; they run near the peak, so fewer FLOPs or a narrower precision (amp) would help"),
-            std::string::npos);
+// What would help a compute-bound step follows from how near the peak its GEMMs run over their
+// own time (the step's share of it counts their time outside them too).
+TEST(BottleneckVerdict, ComputeBoundAdviceFollowsTheGemmsOwnRateAgainstThePeak) {
+  ProfileSummary p = profile(0.045, 0.030);  // 1 GFLOP in 30 ms: 33 GFLOP/s, 33% of the peak (20% over the step)
+  auto v = decide_bottleneck(phases(1, 0, 9), p, {"cpu"});
+  EXPECT_NE(v.sentence.find("; over their own time they run at only 33% of the peak, too small to fill the cores: a larger batch or "
+                            "channels_last=true would help"),
+            std::string::npos) << v.sentence;
+  EXPECT_NEAR(v.evidence["gemm_peak_fraction"].get<double>(), 1.0 / 3.0, 1e-12);
+  p.gemm_flops = 1.8e9;  // 60 GFLOP/s: 60%, though 36% over the step
+  v = decide_bottleneck(phases(1, 0, 9), p, {"cpu"});
+  EXPECT_NE(v.sentence.find("; over their own time they run at 60% of the peak, so fewer FLOPs or a narrower precision (amp) would help"), std::string::npos)
+      << v.sentence;
   const VerdictScope bf16_already{"cpu", true, false, true};
   const std::string sentence = decide_bottleneck(phases(1, 0, 9), p, bf16_already).sentence;
   EXPECT_NE(sentence.find("so fewer FLOPs would help"), std::string::npos) << sentence;

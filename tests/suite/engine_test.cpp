@@ -228,6 +228,18 @@ TEST(Engine, ThroughputWindowsAreWholeLogIntervals) {
   const RunReport resumed = Engine().run(c);
   ASSERT_EQ(resumed.summary.steps, 40);
   EXPECT_EQ(resumed.throughput_windows.size(), 1u);  // steps 27-40 (26 is its warm-up), not 27-30 and 31-40
+  // A stop before the log point that window went on to (a plateau at step 32's evaluation) keeps it.
+  c.lr = 1e-12;  // no evaluation improves on the first
+  c.plateau_patience = 3;
+  c.resume_state.clear();
+  c.max_steps = 25;
+  ASSERT_EQ(Engine().run(c).summary.stop_reason, "max_steps");  // evaluated at 8, 16 and 24
+  c.resume_state = c.save_state;
+  c.max_steps = 40;
+  const RunReport stopped = Engine().run(c);
+  ASSERT_EQ(stopped.summary.stop_reason, "plateau");
+  ASSERT_EQ(stopped.summary.steps, 32);
+  EXPECT_EQ(stopped.throughput_windows.size(), 1u);  // steps 27-32
 }
 
 TEST(Engine, AnOutpacedMeasurementStopsAfterSixWindows) {
