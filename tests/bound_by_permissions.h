@@ -5,8 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <functional>
 #include <string>
+
+#include "dyno/reports/user_error.h"
 
 namespace dyno::testing {
 
@@ -33,6 +36,21 @@ inline int exit_status_bound_by_permissions(const std::string& folder, const std
   int status = 0;
   if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// exit_status_bound_by_permissions of `call`, which is to throw a UserError saying `expected`: 0
+// when it does, 1 when it does not (what it said, on stderr).
+inline int status_of_error(const std::string& folder, const std::function<void()>& call, const std::string& expected) {
+  return exit_status_bound_by_permissions(folder, [&] {
+    try {
+      call();
+      std::fprintf(stderr, "no error\n");
+    } catch (const UserError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return std::string(e.what()) == expected ? 0 : 1;
+    }
+    return 1;
+  });
 }
 
 // Why a test that ran `exit_status_bound_by_permissions` cannot judge, or "" when it can.

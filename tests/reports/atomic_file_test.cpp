@@ -168,16 +168,7 @@ TEST(AtomicFile, AnUnreadableFileIsAClearError) {
   const std::string path = dir.str() + "/config.json";
   write_file_atomically(path, "{}");
   std::filesystem::permissions(path, std::filesystem::perms::none);
-  const int status = testing::exit_status_bound_by_permissions(dir.str(), [&] {
-    try {
-      read_file(path);
-      std::fprintf(stderr, "no error\n");
-    } catch (const UserError& e) {
-      std::fprintf(stderr, "%s\n", e.what());
-      return std::string(e.what()) == "[file] cannot read '" + path + "': Permission denied" ? 0 : 1;
-    }
-    return 1;
-  });
+  const int status = testing::status_of_error(dir.str(), [&] { read_file(path); }, "[file] cannot read '" + path + "': Permission denied");
   if (const std::string why = testing::cannot_judge(status); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EQ(status, 0) << "(the child's stderr above)";
 }
