@@ -394,8 +394,7 @@ void TrainingRun::train() {
   }
   if (options_.progress) std::fprintf(stderr, "\n");
   backend_->synchronize();
-  if (window_deferred_ && window_steps_ > 0 && report_.outcome == Outcome::Ok)  // a stop before the log point it waited for
-    report_.throughput_windows.push_back(static_cast<double>(window_items_) / seconds_since(window_start_));
+  if (window_deferred_ && window_steps_ > 0 && report_.outcome == Outcome::Ok) close_window();  // a stop before the log point it waited for
   phases_->collect();
   if (profiler_ && profiler_->running() && report_.outcome == Outcome::Ok) stop_profile();  // the run ended inside the profiled steps
   if (profiler_ && !profile_ && report_.outcome == Outcome::Ok)
@@ -569,9 +568,7 @@ std::string TrainingRun::log_point() {
   window_deferred_ = measured && first_step_ > 0 && report_.throughput_windows.empty() && window_steps_ * 2 < config_.log_every_steps &&
                      step_ + config_.log_every_steps <= planned_steps_;
   if (measured && !window_deferred_) {
-    report_.throughput_windows.push_back(static_cast<double>(window_items_) / seconds_since(window_start_));
-    window_start_ = Clock::now();
-    window_items_ = window_steps_ = 0;
+    close_window();
     std::string verdict = stopping_.after_window(report_.throughput_windows);
     if (distributed_) {  // each rank judges its own windows; any rank's verdict stops every rank
       const bool stable = distributed_->any(verdict == "stable");
@@ -614,6 +611,12 @@ std::string TrainingRun::loss_point() {
     return "diverged";
   }
   return "";
+}
+
+void TrainingRun::close_window() {
+  report_.throughput_windows.push_back(static_cast<double>(window_items_) / seconds_since(window_start_));
+  window_start_ = Clock::now();
+  window_items_ = window_steps_ = 0;
 }
 
 Clock::time_point TrainingRun::pause_window() {

@@ -66,6 +66,7 @@ class TrainingRun {
   // Where a pause of the throughput window (an evaluation, a save) starts, once the device is idle:
   // the window's start then moves on by the pause.
   Clock::time_point pause_window();
+  void close_window();  // records the open window's rate and opens the next
   void save_state(int64_t epoch, int64_t batch_in_epoch);
   void save_end_state();  // the state at the run's end (once: before an off-schedule final evaluation, or after the run)
   // The settings that place a saved position in the data, and the target its evaluations were

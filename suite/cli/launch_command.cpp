@@ -47,6 +47,18 @@ struct LaunchArgs {
 volatile sig_atomic_t g_forward_signal = 0;
 void remember_signal(int sig) { g_forward_signal = sig; }
 
+// MASTER_ADDR's addresses (getaddrinfo's list, for `port`); throws UserError naming it when it does
+// not resolve.
+addrinfo* resolve_master_addr(const std::string& addr, const char* port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(addr.c_str(), port, &hints, &found); rc != 0)
+    throw UserError("launch", "--master-addr '" + addr + "' does not resolve: " + gai_strerror(rc) + "; give rank 0's address, e.g. 127.0.0.1");
+  return found;
+}
+
 // A port for rank 0's store on MASTER_ADDR (IPv4 or IPv6, as the address resolves), held for the
 // job: a socket bound to it with address reuse, never listening, stays open in the launcher (the
 // ranks' exec closes it), so no other process takes the port between this choice and rank 0's
@@ -54,12 +66,7 @@ void remember_signal(int sig) { g_forward_signal = sig; }
 class ReservedPort {
  public:
   explicit ReservedPort(const std::string& addr) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (const int rc = ::getaddrinfo(addr.c_str(), "0", &hints, &found); rc != 0)
-      throw UserError("launch", "--master-addr '" + addr + "' does not resolve: " + gai_strerror(rc) + "; give rank 0's address, e.g. 127.0.0.1");
+    addrinfo* found = resolve_master_addr(addr, "0");
     std::string error = "no address";
     bool not_here = false;  // an address of another machine: no port of it is this launcher's to give
     for (addrinfo* a = found; a && fd_ < 0; a = a->ai_next) {
@@ -104,14 +111,8 @@ int run_launch(const LaunchArgs& a) {
   if (a.master_addr.empty()) throw UserError("launch", "--master-addr: empty; give rank 0's address, e.g. 127.0.0.1");
   if (a.command.empty()) throw UserError("launch", "no program given; usage: dyno launch --nproc N -- dyno train ...");
   std::optional<ReservedPort> reserved;
-  if (a.master_port > 0) {
-    addrinfo* found = nullptr;
-    if (const int rc = ::getaddrinfo(a.master_addr.c_str(), nullptr, nullptr, &found); rc != 0)
-      throw UserError("launch", "--master-addr '" + a.master_addr + "' does not resolve: " + gai_strerror(rc) + "; give rank 0's address, e.g. 127.0.0.1");
-    ::freeaddrinfo(found);
-  } else {
-    reserved.emplace(a.master_addr);
-  }
+  if (a.master_port > 0) ::freeaddrinfo(resolve_master_addr(a.master_addr, nullptr));
+  else reserved.emplace(a.master_addr);
   const int port = reserved ? reserved->port() : a.master_port;
   std::vector<std::string> args = a.command;
   args[0] = resolve_program(args[0]);
