@@ -29,7 +29,13 @@ double per_second_to_target(const Trial& t) { return t.time_to_target_s && *t.ti
 Tuner::Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& executor, TunerOptions options)
     : space_(std::move(space)), start_point_(std::move(start_point)), executor_(executor), options_(std::move(options)) {
   if (!options_.resume) return;
-  for (auto& t : read_journal(options_.journal_path).trials) {
+  auto journaled = read_journal(options_.journal_path).trials;
+  for (size_t i = 0; i < journaled.size(); ++i) {
+    auto& t = journaled[i];
+    next_id_ = std::max(next_id_, t.id + 1);  // a trial run again takes a new id: its folder is not the old one's
+    // A guard reference is journaled just before its candidate, under the next id; one whose
+    // candidate was not journaled (a kill came between them) runs again with its candidate.
+    if (t.role() == TrialRole::GuardReference && (i + 1 == journaled.size() || journaled[i + 1].id + 1 != t.id)) continue;
     const bool searched = t.key == trial_key(t.point, t.budget_level);  // a search's trial, not a verification's
     for (auto item : t.point.items())  // its numbers as the axes write them (an older journal's 64.0 is 64)
       if (const auto* axis = searched ? space_.find(item.key()) : nullptr) for (const auto& v : axis->values) if (v == item.value()) item.value() = v;
@@ -39,19 +45,13 @@ Tuner::Tuner(SearchSpace space, nlohmann::json start_point, TrialExecutor& execu
     replayed_.push_back(false);
   }
   resumed_ = !trials_.empty();
-  // After the last id journaled (a candidate killed while its guard reference, journaled first
-  // under the next id, ran is run again under a new one: its folder is not the reference's).
-  for (const auto& t : trials_) next_id_ = std::max(next_id_, t.id + 1);
 }
 
 std::optional<Trial> Tuner::recall(const std::string& key) {
   const auto it = by_key_.find(key);
   if (it == by_key_.end()) return std::nullopt;
-  // A guard reference measured for this trial (it took the next id, and was journaled just before
-  // it) came into view with it the first time: so it does in the replay.
-  if (const size_t i = it->second; i > 0 && !replayed_[i - 1] && trials_[i - 1].id == trials_[i].id + 1 &&
-                                    trials_[i - 1].role() == TrialRole::GuardReference)
-    replayed_[i - 1] = true;
+  // A guard reference, held just before the trial it was measured for, came into view with it.
+  if (const size_t i = it->second; i > 0 && trials_[i - 1].role() == TrialRole::GuardReference) replayed_[i - 1] = true;
   replayed_[it->second] = true;
   return trials_[it->second];
 }

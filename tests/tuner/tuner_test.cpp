@@ -561,8 +561,8 @@ TEST(Tuner, AReferenceNeverRunsPastTheTrialBudget) {
 
 // A resumed search replays a guard's reference with the candidate it was measured for: it counts
 // against the budget and is evidence from there, as in the first run. A candidate killed while its
-// reference ran (the reference journaled, the candidate not) runs again under a new id, in a folder
-// of its own.
+// reference ran (the reference journaled, the candidate not) runs again with its reference, under
+// new ids, in folders of their own; every later resume replays the pair.
 TEST(Tuner, AResumedSearchReplaysAGuardReferenceWithItsCandidate) {
   const std::string journal = temp_journal("resume_reference");
   TunerOptions options;
@@ -591,10 +591,21 @@ TEST(Tuner, AResumedSearchReplaysAGuardReferenceWithItsCandidate) {
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   ASSERT_EQ(lines.size(), 2u);  // the reference (id 2), then the candidate (id 1)
   write_file_atomically(journal, lines[0] + "\n");
-  TrajectoryExecutor third;
-  Tuner resumed(testing::synthetic_space(), start(), third, options);
+  {
+    TrajectoryExecutor third;
+    Tuner resumed(testing::synthetic_space(), start(), third, options);
+    EXPECT_EQ(resumed.measure(bf16, "a").id, 3);
+    EXPECT_EQ(third.names, (std::vector<std::string>{"trial-3", "trial-4"}));
+    EXPECT_EQ(resumed.executed_trials(), 2);
+  }
+  options.max_trials = 2;
+  TrajectoryExecutor fourth;
+  Tuner resumed(testing::synthetic_space(), start(), fourth, options);
   EXPECT_EQ(resumed.measure(bf16, "a").id, 3);
-  EXPECT_EQ(third.names, (std::vector<std::string>{"trial-3"}));
+  EXPECT_EQ(fourth.executions, 0);
+  EXPECT_EQ(resumed.executed_trials(), 2);  // the reference is charged: the budget is spent
+  EXPECT_EQ(resumed.evidence(fp32).processes(), 1u);
+  EXPECT_THROW(resumed.measure(start(), "b"), BudgetExhausted);
   std::remove(journal.c_str());
 }
 
