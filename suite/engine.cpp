@@ -34,6 +34,7 @@ RunReport Engine::run(const RunConfig& input) {
   const Workload workload = workload_for(input);
   // Data parallelism comes from the launcher's environment (dyno launch, torchrun, a scheduler).
   RunConfig requested = input;
+  bool chose_shm = false;  // and so may fall back to gloo
   const auto distributed_env = distributed_env_from_environment();
   if (distributed_env) {
     if (requested.ddp.world_size != 1 && requested.ddp.world_size != distributed_env->world_size)
@@ -43,10 +44,11 @@ RunReport Engine::run(const RunConfig& input) {
     if (requested.inject_fault != "none" && requested.inject_fault_rank >= distributed_env->world_size)
       throw UserError("config", "inject_fault_rank: " + std::to_string(requested.inject_fault_rank) + " is no rank of this job's " +
                                     std::to_string(distributed_env->world_size) + " (0 to " + std::to_string(distributed_env->world_size - 1) + ", or -1: every rank)");
-    // Every rank on this machine, on the CPU: the gradients are averaged in shared memory.
-    if (requested.ddp.backend == "auto" && requested.device != "cuda" && requested.ddp.comm_hook == "none" && distributed_env->world_size > 1 &&
-        distributed_env->all_on_this_machine)
-      requested.ddp.backend = "shm";
+    // Every rank on this machine, on the CPU: the gradients are averaged in shared memory, or with
+    // gloo when /dev/shm has no room for the segment.
+    chose_shm = requested.ddp.backend == "auto" && requested.device != "cuda" && requested.ddp.comm_hook == "none" &&
+                distributed_env->world_size > 1 && distributed_env->all_on_this_machine;
+    if (chose_shm) requested.ddp.backend = "shm";
   } else if (requested.inject_fault != "none" && requested.inject_fault_rank > 0) {
     throw UserError("config", "inject_fault_rank: " + std::to_string(requested.inject_fault_rank) + " is no rank of a single process (0, or -1: every rank)");
   } else if (requested.ddp.world_size > 1) {
@@ -56,7 +58,7 @@ RunReport Engine::run(const RunConfig& input) {
   const RunConfig config = resolve_config(requested, workload);
   RunReport report;
   try {
-    TrainingRun run(workload, config, distributed_env, options_, report);
+    TrainingRun run(workload, config, distributed_env, options_, report, chose_shm);
     run.train();
     run.summarise();
   } catch (const c10::OutOfMemoryError& e) {  // in set-up: moving the model, the broadcast, the reducer's buckets

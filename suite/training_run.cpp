@@ -201,7 +201,7 @@ StoppingCriteria::Parameters stopping_parameters(const RunConfig& config, const 
 }  // namespace
 
 TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, const std::optional<DistributedEnv>& distributed_env,
-                         EngineOptions options, RunReport& report)
+                         EngineOptions options, RunReport& report, bool gloo_without_shared_memory)
     : workload_(workload),
       config_(config),
       options_(options),
@@ -211,8 +211,10 @@ TrainingRun::TrainingRun(const Workload& workload, const RunConfig& config, cons
       device_(backend_->device()),
       stopping_(stopping_parameters(config, workload, distributed_env ? distributed_env->world_size : 1)) {
   apply_host_allocator(config_.host_allocator);
-  if (distributed_env && distributed_env->world_size > 1)
-    distributed_ = std::make_unique<DistributedContext>(*distributed_env, config_, device_);
+  if (distributed_env && distributed_env->world_size > 1) {
+    distributed_ = std::make_unique<DistributedContext>(*distributed_env, config_, device_, gloo_without_shared_memory);
+    config_.ddp.backend = distributed_->backend();
+  }
   const ThreadChoice threads = choose_threads(config_.threads, distributed_ ? distributed_->local_world_size() : 1, usable_cores(),
                                              std::getenv("OMP_NUM_THREADS"));
   if (threads.threads > 0) torch::set_num_threads(static_cast<int>(threads.threads));

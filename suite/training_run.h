@@ -40,10 +40,11 @@ struct TrainingProgress;
 
 class TrainingRun {
  public:
-  // Sets everything up; the report receives the config and environment at once. Throws
+  // Sets everything up; the report receives the config (its ddp.backend the one that averages the
+  // gradients: see DistributedContext's gloo_without_shared_memory) and environment at once. Throws
   // UserError for a config this workload cannot run; c10::OutOfMemoryError passes through.
   TrainingRun(const Workload& workload, const RunConfig& config, const std::optional<DistributedEnv>& distributed_env,
-              EngineOptions options, RunReport& report);
+              EngineOptions options, RunReport& report, bool gloo_without_shared_memory = false);
   ~TrainingRun();
   TrainingRun(const TrainingRun&) = delete;
   TrainingRun& operator=(const TrainingRun&) = delete;
@@ -77,7 +78,7 @@ class TrainingRun {
   double elapsed_s() const;
 
   const Workload& workload_;
-  const RunConfig config_;
+  RunConfig config_;  // as given, but for the backend the gradients are averaged with
   const EngineOptions options_;
   RunReport& report_;
 

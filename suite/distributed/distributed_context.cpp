@@ -179,7 +179,7 @@ int64_t process_rank() {
   return e ? e->rank : 0;
 }
 
-DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig& config, const c10::Device& device)
+DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig& config, const c10::Device& device, bool gloo_without_shared_memory)
     : env_(e), config_(config), device_(device) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.ddp.timeout_s * 1000));
   const std::string where = e.master_addr + ":" + std::to_string(e.master_port);
@@ -265,7 +265,13 @@ DistributedContext::DistributedContext(const DistributedEnv& e, const RunConfig&
       if (!e.all_on_this_machine)
         throw UserError("ddp", "ddp.backend=shm needs every rank on this machine (LOCAL_WORLD_SIZE=WORLD_SIZE, or MASTER_ADDR on loopback; here " +
                                    std::to_string(e.world_size) + " ranks, MASTER_ADDR " + e.master_addr + "); use gloo");
-      shared_memory_ = std::make_unique<SharedMemoryAllReduce>(*store_, static_cast<int>(e.rank), static_cast<int>(e.world_size), timeout);
+      try {
+        shared_memory_ = std::make_unique<SharedMemoryAllReduce>(*store_, static_cast<int>(e.rank), static_cast<int>(e.world_size), timeout);
+      } catch (const SharedMemoryUnavailable& error) {  // on every rank alike
+        if (!gloo_without_shared_memory) throw UserError("ddp", std::string(error.what()) + "; use ddp.backend=gloo");
+        if (e.rank == 0) std::fprintf(stderr, "[train] warning: %s; ddp.backend=auto averages the gradients with gloo instead\n", error.what());
+        config_.ddp.backend = "gloo";
+      }
     }
   }
 }

@@ -60,14 +60,18 @@ int64_t process_rank();
 class DistributedContext {
  public:
   // Connects to the store and builds the process group; throws UserError naming the address,
-  // port or world size when that fails (busy port, unreachable master, wrong world size).
-  DistributedContext(const DistributedEnv& env, const RunConfig& config, const c10::Device& device);
+  // port or world size when that fails (busy port, unreachable master, wrong world size). With
+  // gloo_without_shared_memory (ddp.backend=auto chose shm), a shared-memory segment rank 0 cannot
+  // create leaves the gradients to gloo, with a warning; otherwise it is a UserError.
+  DistributedContext(const DistributedEnv& env, const RunConfig& config, const c10::Device& device, bool gloo_without_shared_memory = false);
   ~DistributedContext();
 
   int64_t rank() const { return env_.rank; }
   int64_t world_size() const { return env_.world_size; }
   // The ranks on this machine (DistributedEnv::local_world_size, counted when the launcher did not say).
   int64_t local_world_size() const { return env_.local_world_size; }
+  // The backend that averages the gradients: the config's, or gloo where shm fell back to it.
+  const std::string& backend() const { return config_.ddp.backend; }
 
   // Parameters and buffers from rank 0 to every rank (the DDP constructor's sync).
   void broadcast_module(torch::nn::Module& module);

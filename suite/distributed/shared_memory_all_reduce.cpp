@@ -76,13 +76,19 @@ SharedMemoryAllReduce::SharedMemoryAllReduce(c10d::Store& store, int rank, int w
     const int err = fd < 0 ? errno : ::posix_fallocate(fd, 0, static_cast<off_t>(bytes_));
     if (err != 0) {
       if (fd >= 0) ::close(fd);
-      throw UserError("ddp", "cannot create the shared-memory segment for ddp.backend=shm (" + std::to_string(bytes_ >> 20) +
-                                 " MiB in /dev/shm): " + std::strerror(err) + "; use ddp.backend=gloo");
+      store.set("dyno/shm_all_reduce", std::vector<uint8_t>{});  // no name: the other ranks throw as this one does
+      throw SharedMemoryUnavailable("rank 0 cannot create the shared-memory segment for ddp.backend=shm (" + std::to_string(bytes_ >> 20) +
+                                    " MiB in /dev/shm): " + std::strerror(err));
     }
     store.set("dyno/shm_all_reduce", std::vector<uint8_t>(name.begin(), name.end()));
   } else {
-    const auto value = store.get("dyno/shm_all_reduce");  // waits for rank 0, up to the store's timeout
-    name.assign(value.begin(), value.end());
+    try {
+      const auto value = store.get("dyno/shm_all_reduce");  // waits for rank 0, up to the store's timeout
+      name.assign(value.begin(), value.end());
+    } catch (const c10::DistNetworkError& error) {  // rank 0, which serves the store, ended first
+      throw RankFailure("lost the store while waiting for rank 0's shared-memory segment: " + std::string(error.what_without_backtrace()));
+    }
+    if (name.empty()) throw SharedMemoryUnavailable("rank 0 cannot create the shared-memory segment for ddp.backend=shm (see rank 0's error)");
     fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0) throw UserError("ddp", "cannot open rank 0's shared-memory segment " + name + ": " + std::strerror(errno));
   }

@@ -8,19 +8,28 @@
 // reused. Buffers larger than a slot go through in slot-sized chunks. Waiting spins briefly, then
 // yields the core (ranks may outnumber the cores), and gives up after the job's ddp.timeout_s.
 // Rank 0 creates the segment (its pages reserved) and names it in the store; the name is removed
-// once every rank has mapped it, or when setting up fails, so nothing outlives the job.
+// once every rank has mapped it, or when setting up fails, so nothing outlives the job. When rank 0
+// cannot create it (a full or small /dev/shm), it names none, and every rank throws
+// SharedMemoryUnavailable: the job can go on with gloo, together.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/comm.hpp>
 #include <torch/torch.h>
 
 namespace dyno {
+
+// Thrown alike on every rank when rank 0 could not create the segment; what() says why.
+class SharedMemoryUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class SharedMemoryAllReduce {
  public:

@@ -463,6 +463,26 @@ TEST(Ddp, ABranchTheRanksTakeDifferentlyIsAveragedInLine) {
   testing::remove_tree(dir);
 }
 
+// A /dev/shm with no room for the segment (a container's default 64 MiB, shared by others): the
+// ranks ddp.backend=auto placed on shm average with gloo instead, together, saying so, and the
+// report names the backend they used; an explicit ddp.backend=shm is the clean error, on every rank.
+// The job runs in its own mount namespace over a 1 MiB /dev/shm.
+TEST(Ddp, AutoFallsBackToGlooWhenSharedMemoryHasNoRoom) {
+  const std::string small_shm = "unshare --mount --propagation private sh -c 'mount -t tmpfs -o size=1m tmpfs /dev/shm && exec \"$0\" \"$@\"'";
+  if (std::system((small_shm + " true > /dev/null 2>&1").c_str()) != 0) GTEST_SKIP() << "no mount namespace with a tmpfs (unshare needs CAP_SYS_ADMIN)";
+  const testing::TempDir dir("ddp_small_shm");
+  const std::string out = dir.str() + "/r.json";
+  auto r = launch(2, kCommon + " --out " + out, small_shm);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("No space left on device; ddp.backend=auto averages the gradients with gloo instead"), std::string::npos) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(read_file(out))["config"]["ddp.backend"], "gloo");
+  r = launch(2, kCommon + " --set ddp.backend=shm --out " + out, small_shm);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("(8 MiB in /dev/shm): No space left on device; use ddp.backend=gloo"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("frame #"), std::string::npos) << r.output;  // no rank's stack trace
+  EXPECT_EQ(r.output.find("rank 1 failed"), std::string::npos) << r.output;  // the cause is rank 0's
+}
+
 // The port the launcher chose stays its own until rank 0's store binds it: no other process can
 // take it (rank 1 tries, before rank 0 is up), and torch's own store binds it.
 TEST(Ddp, TheLaunchHoldsThePortItChoseForRankZerosStore) {
