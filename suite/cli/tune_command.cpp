@@ -550,6 +550,8 @@ Tunable program_tunable(const TuneArgs& args, bool to_target) {
   if (target) {
     t.metric = target->metric;
     t.target = target->value;
+  } else if (!args.no_verify) {
+    std::fprintf(stderr, "[tune] no verification: a --command program is trained to --target; give --target METRIC>=VALUE to verify the pick\n");
   }
   t.trials = std::make_unique<ProgramTrials>(args, options, target);
   return t;
@@ -890,8 +892,8 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str()
       ->check(whole_number_in(1, 10000000));
   cmd->add_option("--trial-cap", args->trial_cap_s, "seconds a throughput trial may measure")->capture_default_str()->check(number_in(0.1, 1e7));
-  cmd->add_option("--trial-timeout", args->trial_timeout_s, "seconds after which a trial is killed and recorded as timeout (a trial measuring several units at a higher budget level: that many times)")->capture_default_str()->check(number_in(1, 1e7));
-  cmd->add_option("--verify-cap", args->verify_cap_s, "seconds a train-to-target run may take")->capture_default_str()->check(number_in(1, 1e7));
+  cmd->add_option("--trial-timeout", args->trial_timeout_s, "seconds after which a throughput trial is killed and recorded as timeout (a trial measuring several units at a higher budget level: that many times; a run to the target: 2x --verify-cap)")->capture_default_str()->check(number_in(1, 1e7));
+  cmd->add_option("--verify-cap", args->verify_cap_s, "seconds a run to the target (time to target, verification) may take; it is killed as hung after twice that")->capture_default_str()->check(number_in(1, 1e7));
   cmd->add_option("--verify-seeds", args->verify_seeds, "verification pairs (tuned, default), one per seed; the speedup is over all of them")
       ->capture_default_str()
       ->check(whole_number_in(1, 100));
@@ -908,7 +910,7 @@ void add_tune_command(CLI::App& app) {
   auto* command = cmd->add_flag("--command", "tune an external program: everything after --command is its argument vector, with {knob} "
                                              "placeholders (the last option; README: Tune any training program)");
   const std::vector<CLI::Option*> program_options = {
-      cmd->add_option("--target", args->target, "--command with time-to-target: the evaluation that ends a run, METRIC>=VALUE or METRIC<=VALUE")
+      cmd->add_option("--target", args->target, "--command: the evaluation that ends a run to the target, METRIC>=VALUE or METRIC<=VALUE (needed by time-to-target, and to verify the pick)")
           ->check(not_empty()),
       cmd->add_option("--warmup-windows", args->warmup_windows, "--command: the program's first windows not measured (compilation, warm-up)")
           ->capture_default_str()

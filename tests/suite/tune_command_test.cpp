@@ -499,6 +499,8 @@ TEST(TuneCommand, TheThroughputObjectiveLeavesWarmupCostAndConvergenceKnobsAtThe
   ASSERT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0) << read_file(dir + "/out.txt");
   EXPECT_NE(read_file(dir + "/out.txt").find("mode stays \"slow\": it is declared warmup_cost"), std::string::npos) << read_file(dir + "/out.txt");
   EXPECT_NE(read_file(dir + "/out.txt").find("rate stays 0.1: its role is convergence"), std::string::npos) << read_file(dir + "/out.txt");
+  // Without --target there is nothing to verify the pick against: the tune says so.
+  EXPECT_NE(read_file(dir + "/out.txt").find("[tune] no verification: a --command program is trained to --target"), std::string::npos);
   // The best's figure is its point's estimate, over the one process that measured it here.
   EXPECT_NE(read_file(dir + "/out.txt").find("estimated over 1 process (this one "), std::string::npos) << read_file(dir + "/out.txt");
   EXPECT_NE(read_file(dir + "/out.txt").find("outcome             items/s  95% interval"), std::string::npos) << read_file(dir + "/out.txt");  // a program's unit
