@@ -517,7 +517,8 @@ dist.destroy_process_group()
 TEST(Ddp, TorchrunLaunchesTwoRanks) {
   if (std::string(DYNO_TORCHRUN).empty()) GTEST_SKIP() << "torchrun not found next to the configured Python";
   auto dir = testing::fresh_dir("ddp_torchrun");
-  const std::string command = std::string(DYNO_TORCHRUN) + " --nproc-per-node 2 --no-python " + DYNO_BINARY + " train " + kCommon +
+  // (TMPDIR: torchrun's own log folders go with the test's.)
+  const std::string command = "TMPDIR=" + dir.string() + " " + DYNO_TORCHRUN + " --nproc-per-node 2 --no-python " + DYNO_BINARY + " train " + kCommon +
                               " --set batch_size=32 --out " + (dir / "r.json").string() + " > " + (dir / "log.txt").string() + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << read_file((dir / "log.txt").string());
   auto report = nlohmann::json::parse(read_file((dir / "r.json").string()));

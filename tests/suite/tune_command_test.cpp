@@ -606,7 +606,8 @@ TEST(TuneCommand, ALauncherTemplateStartsEachTrialsRanks) {
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
   write_file_atomically(dir + "/space.json", R"({"axes": {"ddp.world_size": [1, 2]}})");
   const std::string port = std::to_string(20000 + ::getpid() % 20000);
-  const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --strategy grid --space " + dir +
+  // (TMPDIR: torchrun's own log folders go with the test's.)
+  const std::string cmd = "TMPDIR=" + dir + " " + DYNO_BINARY + " tune -w fashion-mlp --strategy grid --space " + dir +
                           "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --measure-steps 10 --no-verify --no-profile --launcher \"/bin/sh -c 'echo {ddp.world_size} >> " +
                           dir + "/launched; exec \\\"\\$@\\\"' launcher " + DYNO_TORCHRUN + " --no-python --nproc-per-node {ddp.world_size} --master-port " +
                           port + "\" --out " + dir + "/run > " + dir + "/out.txt 2>&1";
@@ -631,7 +632,7 @@ TEST(TuneCommand, ALauncherThatStartsAnotherNumberOfRanksIsAnInvalidConfig) {
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
   write_file_atomically(dir + "/space.json", R"({"axes": {"ddp.world_size": [1, 2]}})");
   const std::string port = std::to_string(20000 + (::getpid() + 7) % 20000);
-  const std::string cmd = std::string(DYNO_BINARY) + " tune -w fashion-mlp --strategy grid --space " + dir +
+  const std::string cmd = "TMPDIR=" + dir + " " + DYNO_BINARY + " tune -w fashion-mlp --strategy grid --space " + dir +
                           "/space.json --set size=tiny --set threads=1 --set warmup_steps=1 --measure-steps 10 --no-verify --no-profile --launcher \"" +
                           DYNO_TORCHRUN + " --no-python --nproc-per-node 2 --master-port " + port + "\" --out " + dir + "/run > " + dir + "/out.txt 2>&1";
   std::system(cmd.c_str());
