@@ -74,17 +74,16 @@ void open_journal(const std::string& dir, const nlohmann::json& header, bool res
   if (!resume) throw UserError("tune", "'" + dir + "' already holds a tuning journal; pass --resume to continue it, or choose another --out");
   const nlohmann::json old = existing.header;
   if (old.is_null()) throw UserError("journal", journal + " has no header line (the first line of a journal `dyno tune` wrote)");
-  // What the run was, and how each trial measured (figures measured otherwise are not comparable).
-  nlohmann::json made = old.value("measurement", nlohmann::json::object()), making = header.value("measurement", nlohmann::json::object());
+  // What the run was, then how each trial measured (figures measured otherwise are not comparable;
+  // a changed base or space also changes the axis order, which is then not the difference named).
+  const nlohmann::json made = old.value("measurement", nlohmann::json::object()), making = header.value("measurement", nlohmann::json::object());
   if (!made.is_object()) throw UserError("journal", journal + ": its header's \"measurement\" is " + made.dump() + ", not an object; the journal is damaged");
-  for (const char* key : {"strategy", "objective", "seed", "space", "base_config"}) {
-    made[key] = old.value(key, nlohmann::json());
-    making[key] = header[key];
-  }
-  for (const auto& [field, value] : making.items())
-    if (made.contains(field) && made[field] != value)
-      throw UserError("tune", "--resume: the journal in '" + dir + "' was made with " + first_difference(field, made[field], value) +
-                                  "; give the same options as the first run, or choose another --out");
+  auto same = [&](const std::string& field, const nlohmann::json& was, const nlohmann::json& is) {
+    if (was != is) throw UserError("tune", "--resume: the journal in '" + dir + "' was made with " + first_difference(field, was, is) +
+                                               "; give the same options as the first run, or choose another --out");
+  };
+  for (const char* key : {"base_config", "space", "strategy", "objective", "seed"}) same(key, old.value(key, nlohmann::json()), header[key]);
+  for (const auto& [field, value] : making.items()) same(field, made.value(field, value), value);
 }
 
 }  // namespace dyno

@@ -69,7 +69,7 @@ std::vector<const Trial*> surest_first(const std::vector<const Trial*>& runs) {
 std::vector<const Trial*> first_seeds(const Tuner& tuner, std::initializer_list<const char*> stages = {}) {
   std::vector<const Trial*> runs;
   for (const auto& t : tuner.trials())
-    if (t.candidate() && t.budget_level == 1 &&
+    if (t.candidate() && t.budget_level == 1 && tuner.visible(t) &&
         (stages.size() == 0 || std::any_of(stages.begin(), stages.end(), [&](const char* s) { return t.stage == s; })))
       runs.push_back(&t);
   std::sort(runs.begin(), runs.end(), [](const Trial* a, const Trial* b) { return std::tie(b->objective, a->key) < std::tie(a->objective, b->key); });
@@ -210,8 +210,7 @@ void TargetPhase::run(Tuner& tuner) {
     refine_batch(tuner);
     racing_ = true;
     tuner.final_race(race_finalists(tuner, Strategy::kFinalists), race_rounds());
-  } catch (const BudgetExhausted&) {
-    // What was measured stands.
+  } catch (const BudgetExhausted&) {  // what was measured stands
   }
 }
 

@@ -19,7 +19,8 @@ std::string describe_changes(const Tuner& tuner, const nlohmann::json& point) {
 
 nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) {
   nlohmann::json trials = nlohmann::json::array();
-  for (const auto& t : tuner.trials()) {
+  for (const auto& t : tuner.trials()) {  // this run's (a resume that went another way leaves some journaled ones out)
+    if (!tuner.visible(t)) continue;
     auto j = to_json(t);
     j["changes"] = describe_changes(tuner, t.point);
     trials.push_back(j);
@@ -42,7 +43,7 @@ nlohmann::json tune_report_json(const Tuner& tuner, const TuneSummary& summary) 
     best_json["estimate"] = tuner.estimated_objective(best->point);
   }
   std::map<std::string, int64_t> outcomes;
-  for (const auto& t : tuner.trials()) ++outcomes[to_string(t.outcome)];
+  for (const auto& t : tuner.trials()) if (tuner.visible(t)) ++outcomes[to_string(t.outcome)];
   return {{"schema_version", std::to_string(kReportSchemaMajor) + "." + std::to_string(kReportSchemaMinor)}, {"kind", "tune"},
           {"workload", summary.workload}, {"device", summary.device}, {"throughput_unit", summary.throughput_unit},
           {"strategy", tuner.options().strategy}, {"objective", tuner.options().objective}, {"seed", tuner.options().seed},

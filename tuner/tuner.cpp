@@ -93,12 +93,14 @@ Trial Tuner::measure_again(const nlohmann::json& point, const std::string& stage
 Trial Tuner::measure(const nlohmann::json& point, const std::string& stage, int64_t budget_level, const Trial* race,
                      int64_t loss_windows) {
   const std::string key = trial_key(point, budget_level);
+  // A trial new to this run spends the budget, journaled or not: a resume stops where a first run would.
+  if (const auto seen = by_key_.find(key); (seen == by_key_.end() || !replayed_[seen->second]) &&
+      ((options_.max_trials > 0 && executed_trials() >= options_.max_trials) || (options_.budget_s > 0 && spent_s() >= options_.budget_s)))
+    throw BudgetExhausted{};
   if (auto known = recall(key)) {  // (a guard's reference the search now asks for is the search's measurement)
     if (known->stage == kGuardReferenceStage && stage != kGuardReferenceStage) known->stage = trials_[by_key_[key]].stage = stage;
     return *known;
   }
-  if ((options_.max_trials > 0 && executed_trials() >= options_.max_trials) || (options_.budget_s > 0 && spent_s() >= options_.budget_s))
-    throw BudgetExhausted{};
   const bool throughput = options_.throughput();
   TrialRequest request{budget_level, budget_level, 0.0, loss_windows};
   for (int64_t level = budget_level - 1; throughput && level >= 1 && request.units == budget_level; --level)
@@ -166,9 +168,11 @@ Trial Tuner::verify(TrialExecutor& executor, const nlohmann::json& point, const 
                           const std::string& stage) {
   const std::string key = stage + ":" + label + ":" + point_key(point);
   if (const auto known = recall(key)) return *known;
-  Trial trial = executor.execute(point, TrialRequest{budget_level}, stage + "-" + label);
+  const int64_t id = next_id_++;  // in its folder's name when a journaled run of another point took the label's (a resume)
+  const bool taken = std::any_of(trials_.begin(), trials_.end(), [&](const Trial& t) { return t.key.rfind(stage + ":" + label + ":", 0) == 0; });
+  Trial trial = executor.execute(point, TrialRequest{budget_level}, stage + "-" + label + (taken ? "-" + std::to_string(id) : ""));
   if (trial.outcome == Outcome::Interrupted) throw TuningInterrupted{};
-  trial.id = next_id_++;
+  trial.id = id;
   trial.key = key;
   trial.stage = stage;
   trial.objective = per_second_to_target(trial);
@@ -204,10 +208,6 @@ NoiseModel Tuner::noise() const {
 }
 
 double Tuner::estimated_objective(const nlohmann::json& point) const { return std::exp(noise().posterior(evidence(point)).mean()); }
-
-Comparison Tuner::judge(const nlohmann::json& a, const nlohmann::json& b) const {
-  return decide(evidence(a), evidence(b), noise(), options_.decision);
-}
 
 Verdict Tuner::compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& stage) {
   for (;;) {

@@ -67,7 +67,8 @@ class Tuner {
   NoiseModel noise() const;
   // The estimate in the objective's units (samples/s, or 1 / seconds to the target), under noise().
   double estimated_objective(const nlohmann::json& point) const;
-  Comparison judge(const nlohmann::json& a, const nlohmann::json& b) const;  // decide(a, b) on the evidence as it stands
+  // decide(a, b) on the evidence as it stands.
+  Comparison judge(const nlohmann::json& a, const nlohmann::json& b) const { return decide(evidence(a), evidence(b), noise(), options_.decision); }
   // decide(a, b), measuring the less-measured point once more until it is answered(), both have
   // DecisionRule::max_processes or the budget is short (reserve); then settled. Never "not known".
   Verdict compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& stage);
@@ -100,13 +101,13 @@ class Tuner {
   bool budget_covers(int64_t processes) const;
   int64_t complexity(const nlohmann::json& point) const;  // knobs changed from the start point
   bool resumed_from_journal() const { return resumed_; }
+  bool visible(const Trial& trial) const;  // part of this run: measured in it, or replayed from the journal
 
  private:
   const Trial* find(const nlohmann::json& point, int64_t budget_level) const;
   std::optional<std::vector<double>> reference_losses(const nlohmann::json& point, int64_t budget_level, size_t windows);
   double race_bar(const nlohmann::json& point) const;
   Verdict settled(const Comparison& comparison, const nlohmann::json& a, const nlohmann::json& b) const;
-  bool visible(const Trial& trial) const;
   std::optional<Trial> recall(const std::string& key);  // the memoised trial, now visible to a replay
   Trial record(Trial trial);                            // memoised, journaled, reported
 

@@ -363,6 +363,7 @@ std::string trials_table(const Tuner& tuner, const std::string& unit) {
   out << line;
   const Trial* best = tuner.best();
   for (const auto& t : tuner.trials()) {
+    if (!tuner.visible(t)) continue;  // journaled, but not part of this run (a resume that went another way)
     char interval[64] = "";
     if (t.time_to_target_s && (to_target || t.role() == TrialRole::Verify)) std::snprintf(interval, sizeof interval, "%.1f", *t.time_to_target_s);
     else if (t.ok() && t.role() != TrialRole::Verify) std::snprintf(interval, sizeof interval, "[%.0f, %.0f]", t.ci_low, t.ci_high);
@@ -580,14 +581,30 @@ void set_aside_phase_started_elsewhere(const std::string& dir, const nlohmann::j
   const std::string journal = dir + "/journal.jsonl";
   const nlohmann::json old = read_journal(journal).header;
   if (!old.is_object() || old.value("base_config", nlohmann::json()) == base_header) return;
+  // The trials folder first, the journal last: a kill between the two leaves a trials folder set
+  // aside without its journal, which the next resume completes under the same number.
+  const std::string live = dir + "/trials";
   int n = 1;
-  while (std::filesystem::exists(dir + "/journal-set-aside-" + std::to_string(n) + ".jsonl") || std::filesystem::exists(dir + "/trials-set-aside-" + std::to_string(n)))
-    ++n;
-  const std::string kept = dir + "/journal-set-aside-" + std::to_string(n) + ".jsonl", trials = dir + "/trials-set-aside-" + std::to_string(n);
+  auto set_aside = [&](const char* kind, const char* ext) { return dir + "/" + kind + "-set-aside-" + std::to_string(n) + ext; };
+  while (std::filesystem::exists(set_aside("journal", ".jsonl")) || (std::filesystem::exists(set_aside("trials", "")) && std::filesystem::exists(live))) ++n;
+  const std::string kept = set_aside("journal", ".jsonl"), trials = set_aside("trials", "");
+  if (std::filesystem::exists(live)) std::filesystem::rename(live, trials);
+  // Its trials' reports where they now are; then the journal goes aside, in one rename.
+  std::string text = read_file(journal), rewritten;
+  for (size_t start = 0, end = 0; start < text.size(); start = end + 1) {
+    end = std::min(text.find('\n', start), text.size());
+    std::string line = text.substr(start, end - start);
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.value("kind", "") == "trial" && j["trial"].value("report_path", "").rfind(live + "/", 0) == 0) {
+      j["trial"]["report_path"] = trials + j["trial"]["report_path"].get<std::string>().substr(live.size());
+      line = j.dump();
+    }
+    rewritten += line + (end < text.size() ? "\n" : "");
+  }
+  write_file_atomically(journal, rewritten);
   std::filesystem::rename(journal, kept);
-  if (std::filesystem::exists(dir + "/trials")) std::filesystem::rename(dir + "/trials", trials);
   std::fprintf(stderr, "[tune] phase 2's journal %s started from another phase-1 winner (%s); phase 2 starts afresh, the earlier one kept as %s and %s\n",
-               journal.c_str(), first_difference("base_config", base_header, old.value("base_config", nlohmann::json())).c_str(), kept.c_str(), trials.c_str());
+               journal.c_str(), first_difference("base_config", old.value("base_config", nlohmann::json()), base_header).c_str(), kept.c_str(), trials.c_str());
 }
 
 // One tune at a time in a folder (tune.lock, held while this process runs the tune): two would

@@ -255,10 +255,29 @@ TEST(TuneCommand, ResumingTimeToTargetKeepsItsCapsSetsAsideAStalePhaseTwoAndRefu
   for (size_t i = 1; i < lines.size(); ++i) moved += lines[i] + "\n";
   write_file_atomically(dir + "/run/journal.jsonl", moved);
   ASSERT_EQ(WEXITSTATUS(std::system((cmd + " --resume > " + dir + "/again.txt 2>&1").c_str())), 0) << read_file(dir + "/again.txt");
-  EXPECT_NE(read_file(dir + "/again.txt").find("started from another phase-1 winner (base_config/seed 0, not 99)"), std::string::npos)
+  EXPECT_NE(read_file(dir + "/again.txt").find("started from another phase-1 winner (base_config/seed 99, not 0)"), std::string::npos)
       << read_file(dir + "/again.txt");
-  EXPECT_EQ(read_file(dir + "/run/journal-set-aside-1.jsonl"), moved);
-  EXPECT_TRUE(std::filesystem::is_directory(dir + "/run/trials-set-aside-1"));
+  // The journal set aside names its trials' reports where they now are.
+  auto set_aside_reports = [&](int n) {
+    std::vector<std::string> paths;
+    for (const auto& t : journal_trials(dir + "/run/journal-set-aside-" + std::to_string(n) + ".jsonl")) {
+      paths.push_back(t["report_path"].get<std::string>());
+      EXPECT_EQ(paths.back().rfind(dir + "/run/trials-set-aside-" + std::to_string(n) + "/", 0), 0u) << paths.back();
+      EXPECT_TRUE(std::filesystem::exists(paths.back())) << paths.back();
+    }
+    return paths;
+  };
+  EXPECT_EQ(set_aside_reports(1).size(), lines.size() - 1);
+  // A kill between its two renames (the trials folder set aside, the journal not): the next resume
+  // completes it under the same number.
+  const auto afresh = read_file(dir + "/run/journal.jsonl");
+  header = nlohmann::json::parse(afresh.substr(0, afresh.find('\n')));
+  header["base_config"]["seed"] = 98;
+  write_file_atomically(dir + "/run/journal.jsonl", header.dump() + afresh.substr(afresh.find('\n')));
+  std::filesystem::rename(dir + "/run/trials", dir + "/run/trials-set-aside-2");
+  ASSERT_EQ(WEXITSTATUS(std::system((cmd + " --resume > " + dir + "/again.txt 2>&1").c_str())), 0) << read_file(dir + "/again.txt");
+  EXPECT_FALSE(set_aside_reports(2).empty());
+  EXPECT_FALSE(std::filesystem::exists(dir + "/run/trials-set-aside-3"));
 
   // Resumed as another objective: refused before any trial runs.
   const auto r = std::system((std::string(DYNO_BINARY) + " tune -w fashion-mlp --space " + dir + "/space.json --resume --out " + dir + "/run > " +

@@ -122,6 +122,12 @@ TEST(Journal, ResumeRefusesAnotherMeasurementTheJournalRecords) {
   longer["measurement"]["--measure-steps"] = 300;
   EXPECT_EQ(error_of([&] { open_journal(dir, longer, true); }),
             "[tune] --resume: the journal in '" + dir + "' was made with --measure-steps 150, not 300; give the same options as the first run, or choose another --out");
+  // What the run was comes before how it measured: a changed base (which also changes the axis
+  // order a workload's space is searched in) is the difference named.
+  nlohmann::json rebased = longer;
+  rebased["base_config"]["amp"] = "bf16";
+  EXPECT_EQ(error_of([&] { open_journal(dir, rebased, true); }),
+            "[tune] --resume: the journal in '" + dir + "' was made with base_config/amp (none), not \"bf16\"; give the same options as the first run, or choose another --out");
   nlohmann::json more = header;
   more["measurement"]["--trial-cap"] = 60.0;
   open_journal(dir, more, true);  // not recorded in this journal: not checked

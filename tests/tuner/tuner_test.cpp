@@ -16,6 +16,7 @@
 
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/statistics.h"
+#include "dyno/tuner/tune_report.h"
 #include "synthetic_executor.h"
 #include "noisy_process_executor.h"
 #include "table_executor.h"
@@ -330,6 +331,37 @@ TEST(Tuner, AResumedSearchUnderABudgetReplaysTheSamePath) {
   std::remove(journal.c_str());
 }
 
+// A resume given a smaller trial budget stops where a first run given it would: the journaled
+// trials past it are not replayed, and the report lists this run's trials only.
+TEST(Tuner, AResumeGivenASmallerTrialBudgetStopsWhereAFirstRunWould) {
+  const std::string journal = temp_journal("resume_smaller_budget");
+  TunerOptions options;
+  options.strategy = "staged";
+  options.journal_path = journal;
+  testing::SyntheticExecutor first;
+  Tuner complete(testing::synthetic_space(), start(), first, options);
+  complete.run();
+  ASSERT_GT(complete.executed_trials(), 8);
+  options.resume = true;
+  options.max_trials = 8;
+  testing::SyntheticExecutor second;
+  Tuner resumed(testing::synthetic_space(), start(), second, options);
+  resumed.run();
+  EXPECT_EQ(second.executions, 0);
+  EXPECT_EQ(resumed.executed_trials(), 8);
+  TunerOptions fresh = options;
+  fresh.resume = false;
+  fresh.journal_path.clear();
+  testing::SyntheticExecutor third;
+  Tuner small(testing::synthetic_space(), start(), third, fresh);
+  small.run();
+  EXPECT_EQ(resumed.best()->point, small.best()->point);
+  const nlohmann::json report = tune_report_json(resumed, TuneSummary{});
+  EXPECT_EQ(report["trials"].size(), 8u);
+  EXPECT_EQ(report["outcomes"], (nlohmann::json{{"ok", 8}}));
+  std::remove(journal.c_str());
+}
+
 TEST(Tuner, ParetoFrontKeepsOnlyUndominatedTrials) {
   testing::SyntheticExecutor executor;
   SearchSpace space;
@@ -606,6 +638,29 @@ TEST(Tuner, AResumedSearchReplaysAGuardReferenceWithItsCandidate) {
   EXPECT_EQ(resumed.executed_trials(), 2);  // the reference is charged: the budget is spent
   EXPECT_EQ(resumed.evidence(fp32).processes(), 1u);
   EXPECT_THROW(resumed.measure(start(), "b"), BudgetExhausted);
+  std::remove(journal.c_str());
+}
+
+// A resumed run that verifies another point under a label a journaled verification used runs it in
+// a folder of its own (the label and its id), not over the journaled one's report.
+TEST(Tuner, AResumedVerificationOfAnotherPointRunsInAFolderOfItsOwn) {
+  const std::string journal = temp_journal("resume_verify");
+  TunerOptions options;
+  options.journal_path = journal;
+  nlohmann::json other = start();
+  other["batch_size"] = 128;
+  {
+    TrajectoryExecutor first;
+    Tuner tuner(testing::synthetic_space(), start(), first, options);
+    tuner.verify(first, start(), "best");
+    EXPECT_EQ(first.names, (std::vector<std::string>{"verify-best"}));
+  }
+  options.resume = true;
+  TrajectoryExecutor second;
+  Tuner resumed(testing::synthetic_space(), start(), second, options);
+  resumed.verify(second, start(), "best");  // journaled: not run again
+  resumed.verify(second, other, "best");
+  EXPECT_EQ(second.names, (std::vector<std::string>{"verify-best-2"}));
   std::remove(journal.c_str());
 }
 
