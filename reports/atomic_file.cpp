@@ -219,7 +219,9 @@ nlohmann::json read_json_file(const std::string& path, const std::string& where)
 nlohmann::json parse_json_text(const std::string& text, const std::string& path, const std::string& where) {
   // A key given twice in one object: the parser would keep the last silently ({"lr": 0.1, "lr": 50}).
   std::vector<std::set<std::string>> keys;  // of each object open around the parser
-  const auto once_each = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+  const auto once_each = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    // Nesting no file of dyno's has: writing such a value out (in an error) would exhaust the stack.
+    if (depth > 256) throw UserError(where, "'" + path + "' nests arrays or objects deeper than 256 levels; no file dyno reads does");
     if (event == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
     if (event == nlohmann::json::parse_event_t::object_end) keys.pop_back();
     if (event == nlohmann::json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second)

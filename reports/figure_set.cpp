@@ -66,6 +66,7 @@ FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& wh
   FigureSet set;
   set.kind = kind;
   set.environment = j.object("environment").json();
+  if (j.has("config")) set.config = j.object("config").json();
   if (kind == "run") {
     RunReport r = report_from_json(json, what);
     set.figure = "window";  // each figure one window of the run, not a run's own figure
@@ -87,6 +88,10 @@ FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& wh
         throw UserError("compare", what + ": throughput_windows[" + std::to_string(i) + "] is " + nlohmann::json(w).dump() + "; expected a throughput above 0");
       m.values.push_back(r.throughput_windows[i]);
     }
+  } else if (kind == "check" && j.has("failure")) {  // its candidate failed: a FAIL, where it is the candidate
+    set.errors["samples_per_second"] = "the check's candidate failed: " + j.text("failure");
+  } else if (kind == "check" && j.text("verdict", "") == "NOT_COMPARABLE") {
+    throw UserError("compare", what + " is a NOT_COMPARABLE check: it measured nothing (the machine differed from its baseline's)");
   } else if (kind == "baseline" || kind == "check") {
     auto& m = set.metrics["samples_per_second"];
     m.unit = j.text("unit", "samples/s");
@@ -107,6 +112,20 @@ std::vector<std::string> environment_differences(const nlohmann::json& a, const 
   std::vector<std::string> out;
   for (const auto& key : first.differing_fields(second))
     out.push_back(key + ": " + first.fields()[key].dump() + " vs " + second.fields()[key].dump());
+  return out;
+}
+
+std::vector<std::string> config_differences(const nlohmann::json& a, const nlohmann::json& b, const std::string& area) {
+  const nlohmann::json none;
+  if (a.empty() || b.empty()) return {};  // (a file that does not say: nothing to tell)
+  if (a.value("workload", none) != b.value("workload", none) && a.contains("workload") && b.contains("workload"))
+    throw UserError(area, "the workloads differ (" + a["workload"].dump() + " vs " + b["workload"].dump() +
+                              "): their throughputs are not one measurement; compare runs of one workload");
+  std::vector<std::string> out;
+  for (const auto& [key, value] : a.items())
+    if (key != "save_state" && key != "resume_state" && b.value(key, none) != value) out.push_back(key + ": " + value.dump() + " vs " + b.value(key, none).dump());
+  for (const auto& [key, value] : b.items())
+    if (!a.contains(key)) out.push_back(key + ": null vs " + value.dump());
   return out;
 }
 

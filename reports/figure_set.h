@@ -28,6 +28,7 @@ struct FigureSet {
   std::map<std::string, MetricSamples> metrics;
   std::map<std::string, std::string> errors;  // Google Benchmark: a benchmark that errored -> its error_message
   nlohmann::json environment = nlohmann::json::object();  // device, libtorch_version, cores, cpu_model, ...
+  nlohmann::json config = nlohmann::json::object();  // the settings measured (run reports, baselines, check results); {} when not said
   std::string figure;  // what each figure is: a run's (window_p90, median: baseline, check; "" when not said), or "window" (a run report)
 };
 
@@ -39,5 +40,9 @@ FigureSet figure_set_from_json(const nlohmann::json& json, const std::string& wh
 double google_benchmark_ns_per(const std::string& unit, const std::string& area, const std::string& what);
 // Human lines for every machine-fingerprint field that differs ("cores: 2 vs 16").
 std::vector<std::string> environment_differences(const nlohmann::json& a, const nlohmann::json& b);
+// Human lines for every setting of two configs that differs ("amp: \"off\" vs \"bf16\""), where
+// files go (save_state, resume_state) left out; a UserError in `area` when the workloads differ:
+// their figures are not one measurement's.
+std::vector<std::string> config_differences(const nlohmann::json& a, const nlohmann::json& b, const std::string& area);
 
 }  // namespace dyno

@@ -1,5 +1,6 @@
 #include "dyno/reports/perf_history.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -57,10 +58,12 @@ std::vector<HistoryEntry> parse_history(const std::string& text, const std::stri
   std::vector<HistoryEntry> entries;
   size_t start = 0, number = 0;
   while (start < text.size()) {
-    const size_t newline = text.find('\n', start);
-    if (newline == std::string::npos) break;  // torn by an interrupted append
-    const std::string line = text.substr(start, newline - start);
-    start = newline + 1;
+    // A last line without its newline was torn by an interrupted append, unless it is whole JSON
+    // (as the appender, which completes such a line, reads it too).
+    const size_t end = std::min(text.find('\n', start), text.size());
+    if (end == text.size() && !nlohmann::json::accept(text.substr(start))) break;
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
     ++number;
     if (line.empty()) continue;
     const std::string where = path + " line " + std::to_string(number);

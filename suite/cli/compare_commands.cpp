@@ -15,6 +15,7 @@
 #include <memory>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 
@@ -99,6 +100,9 @@ int run_compare(const CompareArgs& a) {
   o.threshold = parse_fraction(a.threshold, "compare", "--threshold");
   o.alpha = a.alpha;
   const FigureSet base = load_figure_set(a.baseline), cand = load_figure_set(a.candidate);
+  const auto settings = config_differences(base.config, cand.config, "compare");  // (another workload: refused)
+  if (base.metrics.empty())
+    throw UserError("compare", "'" + a.baseline + "' holds no figures to compare against" + (base.errors.empty() ? "" : ": " + base.errors.begin()->second));
   if (!base.figure.empty() && !cand.figure.empty() && base.figure != cand.figure)
     throw UserError("compare", "'" + a.baseline + "' holds per-run figures of kind \"" + base.figure + "\" and '" + a.candidate + "' of kind \"" +
                                    cand.figure + "\": they measure different things; " +
@@ -122,6 +126,12 @@ int run_compare(const CompareArgs& a) {
     if (b.unit != it->second.unit)
       throw UserError("compare", name + " is in " + b.unit + " in '" + a.baseline + "' and in " + it->second.unit + " in '" + a.candidate +
                                      "': compare figures of one unit");
+    for (const auto& [side, file, n] : {std::tuple{"baseline", a.baseline, b.values.size()}, std::tuple{"candidate", a.candidate, it->second.values.size()}})
+      if (n < 2)
+        throw UserError("compare", name + ": the " + side + " '" + file + "' holds " + std::to_string(n) + " figure" + (n == 1 ? "" : "s") +
+                                       "; a comparison needs at least 2 on each side (" +
+                                       (base.kind == "run" ? "a run report's windows: raise max_steps above warmup_steps, or lower log_every_steps"
+                                                           : "repetitions: --benchmark_repetitions, or more check runs") + ")");
     MetricVerdict row{name, estimate_shift(b.values, it->second.values, b.higher_is_better, o.confidence), ""};
     row.verdict = verdict(row.shift, o);
     rows.push_back(row);
@@ -138,6 +148,7 @@ int run_compare(const CompareArgs& a) {
   for (const auto& w : warnings) std::cerr << "dyno compare: warning: environments differ: " << w << "\n";
   std::string md = markdown(rows, o, warnings, "dyno compare: " + a.candidate + " against " + a.baseline);
   for (const auto& line : absent) md += "\n> " + line + "\n";
+  for (const auto& s : settings) md += "\n> settings differ: " + s + "\n";  // (what the comparison is of, when intended)
   if (rows.size() > 1) {
     md += "\n> " + std::to_string(rows.size()) + " metrics: a FAIL needs Holm's step-down level among them (the smallest p below alpha/" +
           std::to_string(rows.size()) + "), so that --alpha bounds the chance of any false FAIL\n";
@@ -219,8 +230,10 @@ double measure_once(const std::string& dyno, const nlohmann::json& config, const
     throw UserError("check", reason);
   };
   if (r.signaled || r.timed_out || r.exit_code != 0)
-    failed("measurement run " + std::to_string(index) + " of " + dyno + " failed: " +
-           (r.timed_out ? std::string("timed out") : r.signaled ? "signal " + std::to_string(r.signal) : error_line_of(log)));
+    failed("measurement run " + std::to_string(index) + " of '" + dyno + "' failed: " +
+           (r.timed_out ? std::string("timed out")
+            : r.signaled ? "signal " + std::to_string(r.signal)
+                         : "exit status " + std::to_string(r.exit_code) + (error_line_of(log).empty() ? "" : ": " + error_line_of(log))));
   if (!std::filesystem::exists(out))
     failed("measurement run " + std::to_string(index) + " of '" + dyno + "' exited 0 without writing its report; is it a dyno binary?");
   const RunReport report = read_report(out);
@@ -623,7 +636,7 @@ void add_compare_commands(CLI::App& app) {
   judging.push_back(check->add_flag("--strict", k->strict, "treat INCONCLUSIVE (after the re-run) as a failure (exit 1)"));
   judging.push_back(check->add_flag("--no-rerun", k->no_rerun, "do not re-run automatically when inconclusive"));
   judging.push_back(check->add_option("--max-seconds", k->max_seconds,
-                                      "time budget of the automatic re-run: more blocks are measured while inconclusive and the next one fits")
+                                      "seconds the whole check may take, its first round included: re-run blocks are added while inconclusive and the next one fits")
                         ->capture_default_str()
                         ->check(number_in(1, 86400)));
   judging.push_back(check->add_option("--markdown", k->markdown_path, "also write the Markdown summary here (for CI logs)")->check(file_to_write()));

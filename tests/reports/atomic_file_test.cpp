@@ -77,6 +77,19 @@ TEST(AtomicFile, AJsonKeyGivenTwiceInOneObjectIsRefused) {
   EXPECT_EQ(parse_json_text(R"({"a": {"x": 1}, "b": {"x": 2}, "x": [{"x": 3}, {"x": 4}]})", "ok.json", "config")["b"]["x"], 2);
 }
 
+// Nesting no file of dyno's has (a value nested 200,000 deep, which writing out in an error would
+// overflow the stack) is refused as such; 256 levels are read.
+TEST(AtomicFile, AJsonFileNestedBeyondAnyOfDynosIsRefused) {
+  auto nested = [](size_t depth) { return "{\"kind\": " + std::string(depth, '[') + std::string(depth, ']') + "}"; };
+  try {
+    parse_json_text(nested(200000), "deep.json", "compare");
+    FAIL() << "parsed";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "[compare] 'deep.json' nests arrays or objects deeper than 256 levels; no file dyno reads does");
+  }
+  EXPECT_TRUE(parse_json_text(nested(255), "ok.json", "compare")["kind"].is_array());
+}
+
 TEST(AtomicFile, AStreamThatNeverEndsIsNotReadWhole) {
   EXPECT_THROW(
       try { read_file("/dev/zero", size_t{1} << 20); } catch (const UserError& e) {

@@ -69,6 +69,9 @@ TEST(PerfHistory, ABadLineIsNamedAndATornLastLineIgnored) {
   const std::string path = "/tmp/dyno_history_bad_" + std::to_string(::getpid()) + ".jsonl";
   write_file_atomically(path, R"({"revision": "a", "metric": "m", "value": 1, "low": 1, "high": 1})" "\n" R"({"revision": "b")");
   EXPECT_EQ(read_history(path).size(), 1u);
+  // A whole record without its newline (a hand-written file) is read, as the appender reads it.
+  write_file_atomically(path, R"({"revision": "a", "metric": "m", "value": 1, "low": 1, "high": 1})");
+  EXPECT_EQ(read_history(path).size(), 1u);
   write_file_atomically(path, R"({"revision": "a", "metric": "m", "value": "fast", "low": 1, "high": 1})" "\n");
   EXPECT_EQ(testing::error_of([&] { read_history(path); }), "[history] " + path + " line 1: field 'value' is \"fast\"; expected a number");
   EXPECT_EQ(testing::error_of([] { history_entry_from_check({{"kind", "baseline"}}, "r", ""); }),

@@ -147,6 +147,56 @@ TEST(CompareCommand, RunReportsAreComparedWindowByWindowAndSaySo) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("of kind \"window_p90\" and '" + (dir / "b.json").string() + "' of kind \"window\": they measure different things"),
             std::string::npos) << r.output;
+  // A run that ended within its warm-up has no window to compare: the error names it and the fix.
+  r = testing::run_dyno("train -w fashion-mlp --no-progress --set size=tiny threads=1 max_steps=8 warmup_steps=10 -o " + (dir / "short.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = testing::run_dyno("compare " + (dir / "a.json").string() + " " + (dir / "short.json").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("samples_per_second: the candidate '" + (dir / "short.json").string() +
+                          "' holds 0 figures; a comparison needs at least 2 on each side (a run report's windows: raise max_steps above warmup_steps"),
+            std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
+// Two configs' figures are compared, saying in which settings they differ; two workloads' are not
+// one measurement's and are refused.
+TEST(CompareCommand, NamesTheSettingsThatDifferAndRefusesTwoWorkloads) {
+  auto dir = testing::fresh_dir("compare_configs");
+  const auto base = baseline_file(dir, "base.json", {100, 101, 99, 100});
+  auto with_config = [&](const std::string& name, const nlohmann::json& changes) {
+    nlohmann::json j = nlohmann::json::parse(read_file(base));
+    j["config"].update(changes);
+    write_file_atomically((dir / name).string(), j.dump());
+    return (dir / name).string();
+  };
+  auto r = testing::run_dyno("compare " + base + " " + with_config("threads.json", {{"threads", 2}}));
+  EXPECT_NE(r.output.find("| **INCONCLUSIVE** |"), std::string::npos) << r.output;  // (4 figures a side)
+  EXPECT_NE(r.output.find("> settings differ: threads: 1 vs 2"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("settings differ: size"), std::string::npos) << r.output;
+  r = testing::run_dyno("compare " + base + " " + with_config("cnn.json", {{"workload", "fashion-cnn"}}));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("[compare] the workloads differ (\"fashion-mlp\" vs \"fashion-cnn\")"), std::string::npos) << r.output;
+  testing::remove_tree(dir);
+}
+
+// A check whose candidate failed is a FAIL as a candidate, and no baseline; a NOT_COMPARABLE one
+// measured nothing.
+TEST(CompareCommand, ACheckThatFailedOrWasNotComparableIsReadAsSuch) {
+  auto dir = testing::fresh_dir("compare_failed_check");
+  const auto base = baseline_file(dir, "base.json", {100, 101, 99, 100});
+  const auto failed = (dir / "failed.json").string(), not_comparable = (dir / "nc.json").string();
+  write_file_atomically(failed, R"({"schema_version": "1.0", "kind": "check", "verdict": "FAIL", "failure": "measurement run 0 failed: signal 6"})");
+  write_file_atomically(not_comparable, R"({"schema_version": "1.0", "kind": "check", "verdict": "NOT_COMPARABLE", "differences": []})");
+  auto r = testing::run_dyno("compare " + base + " " + failed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("samples_per_second: errored in the candidate (the check's candidate failed: measurement run 0 failed: signal 6): FAIL"),
+            std::string::npos) << r.output;
+  r = testing::run_dyno("compare " + failed + " " + base);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("holds no figures to compare against: the check's candidate failed"), std::string::npos) << r.output;
+  r = testing::run_dyno("compare " + base + " " + not_comparable);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("is a NOT_COMPARABLE check: it measured nothing"), std::string::npos) << r.output;
   testing::remove_tree(dir);
 }
 
@@ -408,6 +458,10 @@ TEST(CheckCommand, AnAgainstThatIsNotDynoIsNamed) {
   auto r = testing::run_dyno("check --baseline " + baseline + " --against /bin/true --pairing abba --runs 3 --no-rerun");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("measurement run 0 of '/bin/true' exited 0 without writing its report; is it a dyno binary?"), std::string::npos) << r.output;
+  // One that fails saying nothing: its exit status is the reason.
+  r = testing::run_dyno("check --baseline " + baseline + " --against /bin/false --pairing abba --runs 3 --no-rerun");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("measurement run 0 of '/bin/false' failed: exit status 1"), std::string::npos) << r.output;
   testing::remove_tree(dir);
 }
 
