@@ -14,6 +14,7 @@
 
 #include "dyno/reports/atomic_file.h"
 #include "dyno/reports/user_error.h"
+#include "dyno/workloads/saved_tensors.h"
 
 namespace dyno {
 namespace {
@@ -139,6 +140,7 @@ TrainingProgress load_training_state(const std::string& path, torch::nn::Module&
   } catch (const c10::Error& e) {
     throw UserError("config", "resume_state: '" + path + "' is not a dyno training state: " + e.what_without_backtrace());
   }
+  require_whole_data(path, tensors_of(archive), "config", "resume_state: '" + path + "'");
   torch::Tensor t;
   TrainingProgress p;
   try {

@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "dyno/reports/user_error.h"
+#include "dyno/workloads/saved_tensors.h"
 
 namespace dyno {
 namespace {
@@ -56,6 +57,7 @@ torch::jit::Module load_trainable_script(const std::string& path) {
     throw UserError("model", "'" + path + "' cannot be loaded by this LibTorch (an operator it uses, such as torchvision's or a custom one, "
                              "is not registered here): " + std::string(e.what()).substr(0, 500));
   }
+  require_whole_data(path, tensors_of(module), "model", "'" + path + "'");
   if (!module.hasattr("training"))
     throw UserError("model", "'" + path + "' was frozen (torch.jit.freeze or optimize_for_inference): its weights are constants and " +
                                  "cannot be trained; save torch.jit.script(model) before freezing");

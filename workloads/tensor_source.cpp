@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "dyno/reports/user_error.h"
+#include "dyno/workloads/saved_tensors.h"
 #include "dyno/workloads/workload_registry.h"
 
 namespace dyno {
@@ -81,7 +82,9 @@ std::shared_ptr<TensorSource> TensorSource::from_file(const std::string& path, c
       throw UserError("data", "'" + path + "' key '" + key + "' holds a " + found->value().type()->str() + "; expected a tensor");
     return found->value().toTensor();
   };
-  return std::make_shared<TensorSource>(tensor_at(inputs_key), tensor_at(targets_key), "'" + path + "'");
+  const torch::Tensor inputs = tensor_at(inputs_key), targets = tensor_at(targets_key);
+  require_whole_data(path, {inputs, targets}, "data", "'" + path + "'");
+  return std::make_shared<TensorSource>(inputs, targets, "'" + path + "'");
 }
 
 int64_t TensorSource::size() const { return inputs_.size(0); }
