@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cctype>
+#include <cstdlib>
 #include <sstream>
 
 #include "dyno/reports/json_fields.h"
@@ -72,14 +73,10 @@ nlohmann::json Knob::parse_text(const std::string& text) const {
       return v;
     }
     case KnobType::Real: {
-      size_t used = 0;
-      double v = 0;
-      try {
-        v = std::stod(text, &used);
-      } catch (...) {
-        return fail();
-      }
-      if (used != text.size() || !std::isfinite(v)) return fail();
+      // (strtod: a value below the smallest double, 1e-320, is a number near 0, not an error)
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) return fail();
       return v;
     }
     case KnobType::Boolean:

@@ -1,6 +1,7 @@
 #include "dyno/suite/cli/commands.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 
@@ -145,10 +147,10 @@ void add_train_command(CLI::App& app) {
   auto* progress = cmd->add_flag("--progress", args->progress, "always show the progress line");
   cmd->add_flag("--no-progress", args->no_progress, "never show the progress line")->excludes(progress);
   cmd->add_flag("--json", args->json, "print the report JSON to stdout instead of the summary");
-  cmd->add_option("--profile", args->profile,
+  auto* profile = cmd->add_option("--profile", args->profile,
                   "profile the steps right after warm-up with LibTorch's profiler: Chrome trace JSON to this path, op table and "
                   "bottleneck verdict in the report (the profiled steps are not part of the measured figures)")->check(file_to_write());
-  cmd->add_option("--profile-steps", args->profile_steps, "steps to profile with --profile")->capture_default_str()->check(whole_number_in(1, 100000));
+  cmd->add_option("--profile-steps", args->profile_steps, "steps to profile with --profile")->capture_default_str()->check(whole_number_in(1, 100000))->needs(profile);
   handlers()[cmd] = [args] {
     RunConfig config = build_config(args->config_path, args->workload, args->settings);
     apply_model_file_args(args->model_file, args->workload, config);
@@ -164,12 +166,19 @@ void add_train_command(CLI::App& app) {
         throw UserError("config", "save_state: '" + config.save_state + "' is a folder; give a file path");
       const std::filesystem::path parent = std::filesystem::path(config.save_state).parent_path();
       if (!parent.empty()) make_folder(parent.string());
-      // The save's temporary file, made and removed now: a place it cannot be written is said before the training.
-      const std::string probe = config.save_state + ".tmp." + std::to_string(::getpid());
-      const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-      if (fd < 0) throw UserError("config", "save_state: cannot write '" + config.save_state + "': " + std::strerror(errno));
-      ::close(fd);
-      ::unlink(probe.c_str());
+      // The save's temporary file (beside the file a link names), made and removed now: a place it
+      // cannot be written is said before the training. A device or FIFO is written in place.
+      auto cannot_write = [&] { return UserError("config", "save_state: cannot write '" + config.save_state + "': " + std::strerror(errno)); };
+      struct stat s {};
+      if (::stat(config.save_state.c_str(), &s) == 0 && !S_ISREG(s.st_mode)) {
+        if (::access(config.save_state.c_str(), W_OK) != 0) throw cannot_write();
+      } else {
+        const std::string probe = canonical_path(config.save_state) + ".tmp." + std::to_string(::getpid());
+        const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) throw cannot_write();
+        ::close(fd);
+        ::unlink(probe.c_str());
+      }
     }
     load_host_allocator(config.host_allocator);  // a preloaded malloc re-executes this command first
     EngineOptions options;
@@ -245,6 +254,9 @@ void refuse_second_workload(const std::string& workload_option, const RunConfig&
 }
 
 void apply_model_file_args(const ModelFileArgs& args, const std::string& workload_option, RunConfig& config) {
+  // The files as absolute paths, however given: a report or best config runs again from anywhere.
+  auto absolute = [](const std::string& path) { return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string(); };
+  for (std::string* file : {&config.model_file, &config.data_file, &config.eval_data_file}) *file = absolute(*file);
   if (!args.model.empty() && !workload_option.empty())
     throw UserError("cli", "--workload " + workload_option + " and --model: a --model is the workload (workload=torchscript); give one of them");
   if (args.model.empty()) {
@@ -252,11 +264,18 @@ void apply_model_file_args(const ModelFileArgs& args, const std::string& workloa
       throw UserError("cli", "--data, --eval-data and --loss go with --model (a TorchScript model); built-in workloads bring their own data");
     return;
   }
-  auto absolute = [](const std::string& path) { return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string(); };
+  if (config.workload != RunConfig{}.workload && config.workload != kTorchScriptWorkload)
+    throw UserError("cli", "workload=" + config.workload + " (--set or --config) and --model: a --model is the workload (workload=torchscript); give one of them");
   config.workload = kTorchScriptWorkload;
-  config.model_file = absolute(args.model);
-  if (!args.data.empty()) config.data_file = absolute(args.data);
-  if (!args.eval_data.empty()) config.eval_data_file = absolute(args.eval_data);
+  // A file given both ways must be the same file.
+  for (const auto& [option, given, knob, file] : {std::tuple{"--model", &args.model, "model_file", &config.model_file},
+                                                  std::tuple{"--data", &args.data, "data_file", &config.data_file},
+                                                  std::tuple{"--eval-data", &args.eval_data, "eval_data_file", &config.eval_data_file}}) {
+    if (given->empty()) continue;
+    if (!file->empty() && *file != absolute(*given))
+      throw UserError("cli", std::string(option) + " '" + *given + "' and " + knob + "='" + *file + "' (--set or --config) name two files; give it once");
+    *file = absolute(*given);
+  }
   if (!args.loss.empty()) set_knob(config, "model_loss", args.loss);
 }
 

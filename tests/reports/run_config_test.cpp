@@ -48,6 +48,9 @@ TEST(RunConfig, SetParsesEachType) {
   EXPECT_DOUBLE_EQ(c.label_smoothing, 0.1);
   EXPECT_EQ(c.amp, "bf16");
   EXPECT_TRUE(c.ddp.gradient_as_bucket_view);
+  apply_setting(c, "lr=1e-320");  // below the smallest normal double: a number near 0, in range
+  EXPECT_GT(c.lr, 0.0);
+  EXPECT_LT(c.lr, 1e-300);
 }
 
 TEST(RunConfig, ErrorsNameFieldValueAndValidValues) {

@@ -78,6 +78,24 @@ TEST(Cli, TrainsAScriptedModelFromPythonFiles) {
   EXPECT_EQ(config["model_file"], testing::fixture("model.pt"));
   r = testing::run_dyno("train --config " + out + " --no-progress --out " + (dir / "again.json").string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  // Files named relative to where dyno runs, with --set, are stored as absolute paths too.
+  const std::string fixtures = std::filesystem::path(testing::fixture("model.pt")).parent_path().string();
+  r = testing::run_dyno("train -w torchscript --set model_file=model.pt data_file=./data.pt size=tiny max_steps=4 --no-progress --out " + out,
+                        "cd " + fixtures + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  config = nlohmann::json::parse(read_file(out))["config"];
+  EXPECT_EQ(config["model_file"], testing::fixture("model.pt"));
+  EXPECT_EQ(config["data_file"], testing::fixture("data.pt"));
+  testing::remove_tree(dir);
+}
+
+// A training state to a device (/dev/null, here through a descriptor's link, where no temporary
+// file can be made beside it) is written in place, as a report is.
+TEST(Cli, ASaveStateToADeviceIsWrittenInPlace) {
+  auto dir = testing::fresh_dir("cli_state_device");
+  auto r = testing::run_dyno("train -w fashion-mlp --set size=tiny max_steps=2 threads=1 save_state=/proc/self/fd/3 --no-progress --out " +
+                             (dir / "r.json").string() + " 3>/dev/null");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
   testing::remove_tree(dir);
 }
 
@@ -269,6 +287,11 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"check -w fashion-mlp --baseline " + d + "/b.json", "--workload requires --record"},
       {"train -w fashion-cnn --model " + testing::fixture("model.pt") + " --data " + testing::fixture("data.pt"),
        "--workload fashion-cnn and --model: a --model is the workload (workload=torchscript); give one of them"},
+      {"train --set workload=fashion-cnn --model " + testing::fixture("model.pt") + " --data " + testing::fixture("data.pt"),
+       "workload=fashion-cnn (--set or --config) and --model: a --model is the workload (workload=torchscript); give one of them"},
+      {"train --model " + testing::fixture("model.pt") + " --data " + testing::fixture("data.pt") + " --set data_file=" + testing::fixture("mixed.pt"),
+       "--data '" + testing::fixture("data.pt") + "' and data_file='" + testing::fixture("mixed.pt") + "' (--set or --config) name two files; give it once"},
+      {"train --set size=tiny --profile-steps 3", "--profile-steps requires --profile"},
       {"tune -w fashion-cnn --axis batch_size=8 -o " + d + "/tune --command /bin/true", "--workload, --set, --model and --max-ranks are for dyno's workloads"},
       {"check --baseline " + d + "/b.json --alpha 1e-4", "--alpha 0.0001 is below 0.0005, the smallest level the automatic re-run's looks can share"},
       {"launch --nproc 2 -- /nonexistent-dyno-program", "[launch] '/nonexistent-dyno-program' is not an executable file"},
