@@ -246,8 +246,10 @@ struct ResumedSearch {
   int64_t whole_run = 0;      // trials the whole run counted
   bool resumed = false;
   nlohmann::json best, whole_run_best;
+  nlohmann::json report;      // the resumed search's tune report
 };
-ResumedSearch resume_edited(const std::string& name, const std::function<std::string(const std::string&)>& edit) {
+// (`max_trials`: the resumed search's trial budget; 0, none, as the whole run's.)
+ResumedSearch resume_edited(const std::string& name, const std::function<std::string(const std::string&)>& edit, int64_t max_trials = 0) {
   const std::string journal = temp_journal(name);
   TunerOptions options;
   options.strategy = "staged";
@@ -258,6 +260,7 @@ ResumedSearch resume_edited(const std::string& name, const std::function<std::st
   std::ifstream in(journal);
   write_file_atomically(journal, edit(std::string(std::istreambuf_iterator<char>(in), {})));
   options.resume = true;
+  options.max_trials = max_trials;
   testing::SyntheticExecutor second;
   Tuner resumed(testing::synthetic_space(), start(), second, options);
   ResumedSearch r;
@@ -268,6 +271,7 @@ ResumedSearch resume_edited(const std::string& name, const std::function<std::st
   r.whole_run = complete.executed_trials();
   r.best = resumed.best()->point;
   r.whole_run_best = complete.best()->point;
+  r.report = tune_report_json(resumed, TuneSummary{});
   std::remove(journal.c_str());
   return r;
 }
@@ -334,32 +338,19 @@ TEST(Tuner, AResumedSearchUnderABudgetReplaysTheSamePath) {
 // A resume given a smaller trial budget stops where a first run given it would: the journaled
 // trials past it are not replayed, and the report lists this run's trials only.
 TEST(Tuner, AResumeGivenASmallerTrialBudgetStopsWhereAFirstRunWould) {
-  const std::string journal = temp_journal("resume_smaller_budget");
+  const ResumedSearch r = resume_edited("resume_smaller_budget", [](const std::string& text) { return text; }, 8);
+  ASSERT_GT(r.whole_run, 8);
+  EXPECT_EQ(r.ran, 0);
+  EXPECT_EQ(r.executed, 8);
   TunerOptions options;
   options.strategy = "staged";
-  options.journal_path = journal;
-  testing::SyntheticExecutor first;
-  Tuner complete(testing::synthetic_space(), start(), first, options);
-  complete.run();
-  ASSERT_GT(complete.executed_trials(), 8);
-  options.resume = true;
   options.max_trials = 8;
-  testing::SyntheticExecutor second;
-  Tuner resumed(testing::synthetic_space(), start(), second, options);
-  resumed.run();
-  EXPECT_EQ(second.executions, 0);
-  EXPECT_EQ(resumed.executed_trials(), 8);
-  TunerOptions fresh = options;
-  fresh.resume = false;
-  fresh.journal_path.clear();
-  testing::SyntheticExecutor third;
-  Tuner small(testing::synthetic_space(), start(), third, fresh);
+  testing::SyntheticExecutor executor;
+  Tuner small(testing::synthetic_space(), start(), executor, options);
   small.run();
-  EXPECT_EQ(resumed.best()->point, small.best()->point);
-  const nlohmann::json report = tune_report_json(resumed, TuneSummary{});
-  EXPECT_EQ(report["trials"].size(), 8u);
-  EXPECT_EQ(report["outcomes"], (nlohmann::json{{"ok", 8}}));
-  std::remove(journal.c_str());
+  EXPECT_EQ(r.best, small.best()->point);
+  EXPECT_EQ(r.report["trials"].size(), 8u);
+  EXPECT_EQ(r.report["outcomes"], (nlohmann::json{{"ok", 8}}));
 }
 
 TEST(Tuner, ParetoFrontKeepsOnlyUndominatedTrials) {
