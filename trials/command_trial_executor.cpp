@@ -143,6 +143,8 @@ Trial CommandTrialExecutor::execute(const nlohmann::json& point, const TrialRequ
       report_error = e.what();
       return stop_reason = "report error", true;
     }
+    // Finished (its last line): what it still does (a loader's or a logger's teardown) is not the trial's.
+    if (seen.done) return stop_reason = "done", true;
     if (to_target) {
       if (reaching_evaluation(seen, *options_.target)) return stop_reason = "target", true;
       if (elapsed > time_cap) return stop_reason = "time cap", true;

@@ -33,6 +33,7 @@
 #include "dyno/reports/run_config.h"
 #include "dyno/reports/run_report.h"
 #include "dyno/reports/user_error.h"
+#include "dyno/reports/utf8_text.h"
 #include "dyno/suite/cli/commands.h"
 #include "dyno/suite/cli/option_checks.h"
 #include "dyno/suite/device_backend.h"
@@ -372,7 +373,9 @@ std::string trials_table(const Tuner& tuner, const std::string& unit) {
                   std::isfinite(t.samples_per_second) ? t.samples_per_second : 0.0, interval,
                   static_cast<double>(t.peak_memory_bytes) / (1 << 20), t.wall_time_s, describe_changes(tuner, t.point).c_str());
     out << line;
-    if (!t.ok() && !t.reason.empty()) out << "        " << (t.reason.size() > 160 ? t.reason.substr(0, 157) + "... (whole in report.json)" : t.reason) << "\n";
+    // (A program's words: cut at a character's boundary, its control characters written out.)
+    if (!t.ok() && !t.reason.empty())
+      out << "        " << terminal_text(t.reason.size() > 160 ? utf8_text(t.reason, 157) + "... (whole in report.json)" : t.reason) << "\n";
   }
   return out.str();
 }

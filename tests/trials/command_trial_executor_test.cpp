@@ -182,6 +182,23 @@ TEST_F(CommandTrials, AMalformedReportLineFailsTheTrialNamingTheLine) {
   EXPECT_NE(t.reason.find("report.jsonl line 2: not a JSON object: loss=3"), std::string::npos) << t.reason;
 }
 
+// A program that wrote its done line has finished: what it still does (a loader's or a logger's
+// teardown) is not the trial's, which ends there, under either objective.
+TEST_F(CommandTrials, AProgramLingeringAfterItsDoneLineIsStoppedThere) {
+  auto options = program(std::string(kWindows) + "sleep 30\n", {"64", "10"});
+  Trial t = run(options, {{"batch_size", 64}});
+  EXPECT_EQ(t.outcome, Outcome::Ok) << t.reason;
+  EXPECT_LT(t.wall_time_s, 10);
+  options = program(R"(printf '{"event": "eval", "metric": "accuracy", "value": 0.5}\n{"event": "done"}\n' >> "$DYNO_REPORT"
+sleep 30
+)");
+  options.target = TargetSpec::parse("accuracy>=0.9");
+  t = run(options, {});
+  EXPECT_EQ(t.outcome, Outcome::Rejected);
+  EXPECT_LT(t.wall_time_s, 10);
+  EXPECT_EQ(t.reason.find("time cap"), std::string::npos) << t.reason;
+}
+
 TEST_F(CommandTrials, ExitingWithoutDoneIsACrash) {
   const Trial t = run(program(R"(printf '{"event": "window", "items": 8, "seconds": 0.1}\n' >> "$DYNO_REPORT")" "\n"), {});
   EXPECT_EQ(t.outcome, Outcome::Crashed);
