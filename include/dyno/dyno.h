@@ -8,7 +8,8 @@
 // then `my_tool tune -w my-model --out tuned`. Trials re-run the same binary, so the tuner, the
 // convergence guard, DDP (`my_tool launch`) and the reports work unchanged (a main() of your own
 // passes argv to run_cli unchanged: suite/cli/cli_main.h). Link dyno::cli.
-// Includes <torch/torch.h>, for the model, and dyno::UserError, for load_data to refuse bad input.
+// Includes <torch/torch.h>, for the model, and dyno::UserError, for load_data to refuse bad input:
+// `throw dyno::UserError("data", "no file at " + path);` exits 2 printing "[data] no file at ...".
 #pragma once
 
 #include <torch/torch.h>

@@ -158,6 +158,12 @@ int run_report(const ReportArgs& a) {
     return 0;
   }
   const std::string dir = a.targets[0];
+  if (std::filesystem::is_regular_file(dir)) {  // a tune's report.json names its folder; another file is none of report's
+    const std::string folder = std::filesystem::path(dir).parent_path().empty() ? "." : std::filesystem::path(dir).parent_path().string();
+    throw UserError("report", "'" + dir + "' is a file; dyno report takes a tuning folder (" +
+                                  (std::filesystem::path(dir).filename() == "report.json" ? "dyno report " + folder + " --html" : std::string("dyno report DIR --html")) +
+                                  "), history FILE or techniques FILE");
+  }
   if (a.targets.size() > 1) throw UserError("report", "one tuning folder at a time: dyno report DIR --html (got '" + a.targets[1] + "' too)");
   if (!a.html) throw UserError("report", "for a tuning folder, pass --html (dyno report " + dir + " --html)");
   const std::string report_path = dir + "/report.json";

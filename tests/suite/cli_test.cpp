@@ -279,6 +279,7 @@ TEST(Cli, EmptyContradictoryOrUnknownOptionsAreRefused) {
       {"report " + d + " -o " + d + "/r.html", "--out '" + d + "/r.html' is where --html writes; pass --html too"},
       {"report " + d + "/interrupted --html", "the tune in '" + d + "/interrupted' has not finished (its journal is there): run it again with --resume"},
       {"train --model ''", "--model: empty; give a value or leave the option out"},
+      {"report " + d + "/truncated.json", "'" + d + "/truncated.json' is a file; dyno report takes a tuning folder (dyno report DIR --html), history FILE or techniques FILE"},
       {"train --set size=tiny resume_state=" + d + "/s.pt -o " + d + "/s.pt", "--out '" + d + "/s.pt' is the training state (resume_state); writing it would destroy it"},
       {"train --set size=tiny save_every_steps=2", "save_every_steps: 2 saves the state to save_state, which is empty"},
       {"train -c " + d + "/config.json -o " + d + "/config.json", "--out '" + d + "/config.json' is the config (--config); writing it would destroy it"},
