@@ -76,9 +76,11 @@ SharedMemoryAllReduce::SharedMemoryAllReduce(c10d::Store& store, int rank, int w
     const int err = fd < 0 ? errno : ::posix_fallocate(fd, 0, static_cast<off_t>(bytes_));
     if (err != 0) {
       if (fd >= 0) ::close(fd);
-      store.set("dyno/shm_all_reduce", std::vector<uint8_t>{});  // no name: the other ranks throw as this one does
-      throw SharedMemoryUnavailable("rank 0 cannot create the shared-memory segment for ddp.backend=shm (" + std::to_string(bytes_ >> 20) +
-                                    " MiB in /dev/shm): " + std::strerror(err));
+      // The reason in place of a name (which starts with '/'): every rank throws it, whichever the launcher blames.
+      const std::string reason = "rank 0 cannot create the shared-memory segment for ddp.backend=shm (" + std::to_string(bytes_ >> 20) +
+                                 " MiB in /dev/shm): " + std::strerror(err);
+      store.set("dyno/shm_all_reduce", std::vector<uint8_t>(reason.begin(), reason.end()));
+      throw SharedMemoryUnavailable(reason);
     }
     store.set("dyno/shm_all_reduce", std::vector<uint8_t>(name.begin(), name.end()));
   } else {
@@ -88,7 +90,7 @@ SharedMemoryAllReduce::SharedMemoryAllReduce(c10d::Store& store, int rank, int w
     } catch (const c10::DistNetworkError& error) {  // rank 0, which serves the store, ended first
       throw RankFailure("lost the store while waiting for rank 0's shared-memory segment: " + std::string(error.what_without_backtrace()));
     }
-    if (name.empty()) throw SharedMemoryUnavailable("rank 0 cannot create the shared-memory segment for ddp.backend=shm (see rank 0's error)");
+    if (name.empty() || name[0] != '/') throw SharedMemoryUnavailable(name);
     fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0) throw UserError("ddp", "cannot open rank 0's shared-memory segment " + name + ": " + std::strerror(errno));
   }

@@ -9,7 +9,7 @@
 // yields the core (ranks may outnumber the cores), and gives up after the job's ddp.timeout_s.
 // Rank 0 creates the segment (its pages reserved) and names it in the store; the name is removed
 // once every rank has mapped it, or when setting up fails, so nothing outlives the job. When rank 0
-// cannot create it (a full or small /dev/shm), it names none, and every rank throws
+// cannot create it (a full or small /dev/shm), it gives the reason instead, and every rank throws
 // SharedMemoryUnavailable: the job can go on with gloo, together.
 #pragma once
 
